@@ -1,0 +1,40 @@
+# offsetlake: `make demo` and `make test` each do all set-up first (idempotent):
+#   1. a virtualenv in .venv with the locked Python environment (requirements.lock);
+#   2. JVM jars from Maven Central into .jvm/ (Delta, Spark's Kafka source, the Kafka broker).
+# A second run re-installs nothing and downloads nothing.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+VENV_STAMP := $(VENV)/.offsetlake-installed
+
+.PHONY: setup venv jars demo test lint clean
+
+setup: venv jars
+
+venv: $(VENV_STAMP)
+
+$(VENV_STAMP): pyproject.toml requirements.lock
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "offsetlake needs Python >= 3.11 (set PYTHON=...)")'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@touch $@
+
+jars: venv
+	@command -v java >/dev/null || { echo "Java 17 is required (apt-get install openjdk-17-jdk-headless)"; exit 1; }
+	@command -v mvn >/dev/null || { echo "Maven is required (apt-get install maven)"; exit 1; }
+	$(BIN)/offsetlake jvm resolve
+
+demo: setup
+	$(BIN)/offsetlake demo
+
+test: setup
+	$(BIN)/python -m pytest
+
+lint: venv
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) .jvm .offsetlake warehouse .pytest_cache .hypothesis

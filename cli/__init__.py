@@ -1,0 +1,1 @@
+"""The ``offsetlake`` command: one thin module per subcommand, library code does the work."""

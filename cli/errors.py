@@ -1,0 +1,22 @@
+"""Map the library's known failures to one-line command errors."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+
+class CommandError(RuntimeError):
+    """A failure the command reports as one line, with a non-zero exit status."""
+
+
+@contextlib.contextmanager
+def reported_as_command_errors() -> Iterator[None]:
+    from broker.embedded import BrokerError
+    from jvm.artifacts import ArtifactError
+    from pipelines.offsets_topic_source import SourceTopicError
+
+    try:
+        yield
+    except (BrokerError, ArtifactError, SourceTopicError) as exc:
+        raise CommandError(str(exc)) from exc

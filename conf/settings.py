@@ -1,0 +1,297 @@
+"""offsetlake's settings: one typed place, three layers.
+
+Layers, later wins:
+  1. defaults in the dataclasses below;
+  2. a TOML file (``offsetlake.toml`` in the working directory, or the path in
+     ``OFFSETLAKE_CONFIG``, or ``--config`` on the command line);
+  3. environment variables ``OFFSETLAKE_<SECTION>__<KEY>`` (double underscore
+     between section and key), e.g. ``OFFSETLAKE_KAFKA__BOOTSTRAP_SERVERS``.
+     Top-level keys have no section: ``OFFSETLAKE_CLUSTER_NAME``.
+
+Every value is checked here, at the edge, so that a bad setting fails with one
+line naming the key, the bad value, where it came from and what is expected
+(``ConfigError``), instead of a stack trace from deep inside Spark or librdkafka.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+ENV_PREFIX = "OFFSETLAKE_"
+DEFAULT_CONFIG_FILE = "offsetlake.toml"
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+_CLUSTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_SPARK_MEMORY = re.compile(r"^\d+[kmgt]?$", re.IGNORECASE)
+
+
+class ConfigError(ValueError):
+    """A setting has a value offsetlake cannot use.
+
+    ``str()`` is a single line meant to be shown to the user as is.
+    """
+
+    def __init__(self, key: str, value: object, expected: str, source: str = "") -> None:
+        self.key = key
+        self.value = value
+        self.expected = expected
+        self.source = source
+        where = f" (from {source})" if source else ""
+        super().__init__(f"setting {key} = {value!r}{where} is invalid: expected {expected}")
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    """How the SparkSession is built (pipelines/spark_session.py)."""
+
+    master: str = "local[2]"
+    app_name: str = "offsetlake"
+    shuffle_partitions: int = 4
+    driver_memory: str = "1g"
+    ui_enabled: bool = False
+    log_level: str = "WARN"
+    # Any other Spark conf, passed through unchanged (e.g. spark.kubernetes.*).
+    extra_conf: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class KafkaSettings:
+    """How every Kafka client offsetlake creates connects to the cluster.
+
+    The typed fields cover the common cases and are translated for both client
+    families: librdkafka (confluent-kafka: admin, producers, test consumers) and
+    the Java client inside Spark's Kafka source. Anything else goes through the
+    two pass-through maps unchanged, because the two families name options
+    differently (``ssl.ca.location`` vs ``ssl.truststore.location``).
+    """
+
+    bootstrap_servers: str = "127.0.0.1:9092"
+    security_protocol: str = "PLAINTEXT"
+    sasl_mechanism: str | None = None
+    sasl_username: str | None = None
+    sasl_password: str | None = None
+    ssl_ca_location: str | None = None
+    librdkafka: dict[str, str] = field(default_factory=dict)
+    java_client: dict[str, str] = field(default_factory=dict)
+
+    def librdkafka_config(self) -> dict[str, str]:
+        """Connection settings for confluent-kafka clients."""
+        conf: dict[str, str] = {
+            "bootstrap.servers": self.bootstrap_servers,
+            "security.protocol": self.security_protocol,
+        }
+        if self.sasl_mechanism:
+            conf["sasl.mechanism"] = self.sasl_mechanism
+        if self.sasl_username is not None:
+            conf["sasl.username"] = self.sasl_username
+        if self.sasl_password is not None:
+            conf["sasl.password"] = self.sasl_password
+        if self.ssl_ca_location:
+            conf["ssl.ca.location"] = self.ssl_ca_location
+        conf.update(self.librdkafka)
+        return conf
+
+    def java_client_config(self) -> dict[str, str]:
+        """Connection settings for the Java client (without Spark's ``kafka.`` prefix)."""
+        conf: dict[str, str] = {
+            "bootstrap.servers": self.bootstrap_servers,
+            "security.protocol": self.security_protocol,
+        }
+        if self.sasl_mechanism:
+            conf["sasl.mechanism"] = self.sasl_mechanism
+            if self.sasl_username is not None:
+                module = (
+                    "org.apache.kafka.common.security.plain.PlainLoginModule"
+                    if self.sasl_mechanism == "PLAIN"
+                    else "org.apache.kafka.common.security.scram.ScramLoginModule"
+                )
+                user = _jaas_quote(self.sasl_username)
+                password = _jaas_quote(self.sasl_password or "")
+                conf["sasl.jaas.config"] = f'{module} required username="{user}" password="{password}";'
+        if self.ssl_ca_location:
+            # PEM trust stores are supported by the Java client since KIP-651 (2.7).
+            conf["ssl.truststore.type"] = "PEM"
+            conf["ssl.truststore.location"] = self.ssl_ca_location
+        conf.update(self.java_client)
+        return conf
+
+
+@dataclass(frozen=True)
+class Settings:
+    """All of offsetlake's settings. Build with :func:`load_settings`."""
+
+    cluster_name: str = "local"
+    warehouse: str = "warehouse"
+    spark: SparkSettings = field(default_factory=SparkSettings)
+    kafka: KafkaSettings = field(default_factory=KafkaSettings)
+
+    @property
+    def warehouse_path(self) -> Path:
+        return Path(self.warehouse).expanduser().resolve()
+
+    def with_overrides(self, **changes: Any) -> "Settings":
+        return dataclasses.replace(self, **changes)
+
+
+def load_settings(
+    config_file: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Read defaults, then the TOML file, then ``OFFSETLAKE_*`` variables, and validate.
+
+    Raises ConfigError (one line) for any unreadable file, unknown key or bad value.
+    """
+    env = os.environ if environ is None else environ
+    raw: dict[str, dict[str, tuple[Any, str]]] = {"": {}}
+
+    path_text = config_file if config_file is not None else env.get(ENV_PREFIX + "CONFIG")
+    path = Path(path_text) if path_text else Path(DEFAULT_CONFIG_FILE)
+    if path_text is not None or path.exists():
+        for section, key, value in _read_toml(path):
+            raw.setdefault(section, {})[key] = (value, str(path))
+
+    for name, value in env.items():
+        if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "CONFIG":
+            continue
+        rest = name[len(ENV_PREFIX):].lower()
+        section, _, key = rest.partition("__") if "__" in rest else ("", "", rest)
+        raw.setdefault(section, {})[key] = (value, f"env {name}")
+
+    return _build(raw)
+
+
+def _read_toml(path: Path) -> list[tuple[str, str, Any]]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError("config file", str(path), "an existing TOML file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError("config file", str(path), f"valid TOML ({exc})") from None
+    out: list[tuple[str, str, Any]] = []
+    for key, value in data.items():
+        if isinstance(value, dict) and key in _SECTIONS:
+            for sub_key, sub_value in value.items():
+                out.append((key, sub_key, sub_value))
+        else:
+            out.append(("", key, value))
+    return out
+
+
+_SECTIONS: dict[str, type] = {"spark": SparkSettings, "kafka": KafkaSettings}
+
+
+def _build(raw: dict[str, dict[str, tuple[Any, str]]]) -> Settings:
+    for section in raw:
+        if section and section not in _SECTIONS:
+            first_key = next(iter(raw[section]))
+            _, source = raw[section][first_key]
+            raise ConfigError(f"{section}.{first_key}", raw[section][first_key][0],
+                              f"a known section ({', '.join(_SECTIONS)})", source)
+    sections = {name: _build_section(cls, name, raw.get(name, {})) for name, cls in _SECTIONS.items()}
+    top = _coerce_fields(Settings, "", raw.get("", {}), skip=set(_SECTIONS))
+    settings = Settings(**top, **sections)
+    _validate(settings, raw)
+    return settings
+
+
+def _build_section(cls: type, name: str, values: dict[str, tuple[Any, str]]) -> Any:
+    return cls(**_coerce_fields(cls, name, values, skip=set()))
+
+
+def _coerce_fields(cls: type, section: str, values: dict[str, tuple[Any, str]], skip: set[str]) -> dict[str, Any]:
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in skip}
+    out: dict[str, Any] = {}
+    for key, (value, source) in values.items():
+        qualified = f"{section}.{key}" if section else key
+        if key not in fields:
+            raise ConfigError(qualified, value, f"one of {', '.join(sorted(fields))}", source)
+        out[key] = _coerce(qualified, value, fields[key].type, source)
+    return out
+
+
+def _coerce(key: str, value: Any, annotation: Any, source: str) -> Any:
+    kind = str(annotation)
+    from_env = source.startswith("env ")
+    if kind == "int":
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if from_env and re.fullmatch(r"-?\d+", str(value).strip()):
+            return int(value)
+        raise ConfigError(key, value, "a whole number", source)
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if from_env and str(value).lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+            return str(value).lower() in ("1", "true", "yes", "on")
+        raise ConfigError(key, value, "true or false", source)
+    if kind.startswith("dict"):
+        if from_env:
+            return _parse_env_map(key, value, source)
+        if not isinstance(value, dict):
+            raise ConfigError(key, value, "a table of string keys and values", source)
+        return {str(k): str(v) for k, v in value.items()}
+    # str and str | None
+    if from_env or isinstance(value, str):
+        return str(value)
+    raise ConfigError(key, value, "a string", source)
+
+
+def _parse_env_map(key: str, value: str, source: str) -> dict[str, str]:
+    """``a=1,b=2`` from an environment variable."""
+    out: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in value.split(","))):
+        name, sep, val = item.partition("=")
+        if not sep or not name:
+            raise ConfigError(key, value, "comma-separated name=value pairs", source)
+        out[name.strip()] = val.strip()
+    return out
+
+
+def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) -> None:
+    def source(section: str, key: str) -> str:
+        return raw.get(section, {}).get(key, (None, "default"))[1]
+
+    if not _CLUSTER_NAME.match(settings.cluster_name):
+        raise ConfigError("cluster_name", settings.cluster_name,
+                          "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+                          source("", "cluster_name"))
+    if not settings.warehouse.strip():
+        raise ConfigError("warehouse", settings.warehouse, "a directory path or URI", source("", "warehouse"))
+    spark = settings.spark
+    if not spark.master.strip():
+        raise ConfigError("spark.master", spark.master, "a Spark master URL such as local[2] or yarn",
+                          source("spark", "master"))
+    if spark.shuffle_partitions < 1:
+        raise ConfigError("spark.shuffle_partitions", spark.shuffle_partitions, "a number >= 1",
+                          source("spark", "shuffle_partitions"))
+    if not _SPARK_MEMORY.match(spark.driver_memory):
+        raise ConfigError("spark.driver_memory", spark.driver_memory, "a JVM memory size such as 1g or 512m",
+                          source("spark", "driver_memory"))
+    if spark.log_level.upper() not in ("ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF", "TRACE"):
+        raise ConfigError("spark.log_level", spark.log_level, "a log4j level such as WARN",
+                          source("spark", "log_level"))
+    kafka = settings.kafka
+    if not re.match(r"^[^,\s]+:\d+(,[^,\s]+:\d+)*$", kafka.bootstrap_servers):
+        raise ConfigError("kafka.bootstrap_servers", kafka.bootstrap_servers,
+                          "host:port[,host:port...]", source("kafka", "bootstrap_servers"))
+    if kafka.security_protocol not in SECURITY_PROTOCOLS:
+        raise ConfigError("kafka.security_protocol", kafka.security_protocol,
+                          f"one of {', '.join(SECURITY_PROTOCOLS)}", source("kafka", "security_protocol"))
+    if kafka.sasl_mechanism is not None and kafka.sasl_mechanism not in SASL_MECHANISMS:
+        raise ConfigError("kafka.sasl_mechanism", kafka.sasl_mechanism,
+                          f"one of {', '.join(SASL_MECHANISMS)}", source("kafka", "sasl_mechanism"))
+    if kafka.security_protocol.startswith("SASL_") and not kafka.sasl_mechanism:
+        raise ConfigError("kafka.sasl_mechanism", None,
+                          f"a SASL mechanism because security_protocol is {kafka.security_protocol}",
+                          source("kafka", "sasl_mechanism"))
+
+
+def _jaas_quote(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')

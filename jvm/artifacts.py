@@ -1,0 +1,140 @@
+"""Resolve offsetlake's JVM artifacts from Maven Central into a cache in the work tree.
+
+Two sets, each described by a POM under ``conf/jvm/``:
+
+* ``kafka``: the embedded broker (``kafka_2.13`` + a log4j2 backend) and Kafka's
+  own tools, whose formatters serve as decoding oracles in tests;
+* ``spark``: Delta Lake and Spark's Kafka source for the SparkSession.
+
+Maven copies each set's runtime closure into ``.jvm/<set>-libs/`` using a local
+repository under ``.jvm/m2``. A stamp file records a hash of the POM and the
+Maven settings; while it matches, nothing is run, so a second set-up downloads
+nothing and works offline. We use Maven rather than Spark's ``spark.jars.packages``
+because Ivy re-checks remote metadata at every session start.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+POM_DIR = PROJECT_ROOT / "conf" / "jvm"
+MAVEN_SETTINGS = POM_DIR / "maven-settings.xml"
+# maven-dependency-plugin is pinned: a bare "dependency:" prefix resolves
+# "latest" from remote metadata, which makes set-up non-reproducible.
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+ARTIFACT_SETS = {"kafka": "kafka-broker.pom.xml", "spark": "spark-packages.pom.xml"}
+
+_VERSION_SUFFIX = re.compile(r"-\d+(\.\d+)+([-.][A-Za-z0-9]+)*$")
+
+
+class ArtifactError(RuntimeError):
+    """JVM artifacts could not be resolved; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class ArtifactSet:
+    name: str
+    pom: Path
+    cache_dir: Path
+
+    @property
+    def libs_dir(self) -> Path:
+        return self.cache_dir / f"{self.name}-libs"
+
+    @property
+    def stamp(self) -> Path:
+        return self.cache_dir / f"{self.name}.stamp"
+
+    def fingerprint(self) -> str:
+        digest = hashlib.sha256()
+        for path in (self.pom, MAVEN_SETTINGS):
+            digest.update(path.read_bytes())
+        digest.update(DEPENDENCY_PLUGIN.encode())
+        return digest.hexdigest()
+
+    def is_resolved(self) -> bool:
+        return (
+            self.stamp.exists()
+            and self.stamp.read_text().strip() == self.fingerprint()
+            and any(self.libs_dir.glob("*.jar"))
+        )
+
+    def jars(self) -> list[Path]:
+        if not self.is_resolved():
+            raise ArtifactError(
+                f"JVM artifacts '{self.name}' are not resolved in {self.libs_dir}; "
+                "run 'make setup' (or 'offsetlake jvm resolve')"
+            )
+        return sorted(self.libs_dir.glob("*.jar"))
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("OFFSETLAKE_JVM_CACHE", PROJECT_ROOT / ".jvm")).resolve()
+
+
+def artifact_set(name: str) -> ArtifactSet:
+    if name not in ARTIFACT_SETS:
+        raise ArtifactError(f"unknown artifact set {name!r}; expected one of {', '.join(ARTIFACT_SETS)}")
+    return ArtifactSet(name, POM_DIR / ARTIFACT_SETS[name], cache_dir())
+
+
+def resolve(name: str, *, quiet: bool = True) -> tuple[ArtifactSet, bool]:
+    """Copy the set's runtime jars into its cache unless already there.
+
+    Returns the set and whether Maven had to run.
+    """
+    target = artifact_set(name)
+    if target.is_resolved():
+        return target, False
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise ArtifactError("Maven ('mvn') is not on PATH; install it (apt-get install maven) and retry")
+    if target.libs_dir.exists():
+        shutil.rmtree(target.libs_dir)
+    target.cache_dir.mkdir(parents=True, exist_ok=True)
+    command = [
+        mvn, "-B", *(["-q"] if quiet else []),
+        "-s", str(MAVEN_SETTINGS),
+        "-f", str(target.pom),
+        f"-Dmaven.repo.local={target.cache_dir / 'm2'}",
+        f"{DEPENDENCY_PLUGIN}:copy-dependencies",
+        "-DincludeScope=runtime",
+        f"-DoutputDirectory={target.libs_dir}",
+    ]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        errors = [line for line in (result.stdout + result.stderr).splitlines() if "ERROR" in line]
+        detail = errors[0] if errors else (result.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ArtifactError(f"Maven could not resolve '{name}' from {target.pom.name}: {detail}")
+    target.stamp.write_text(target.fingerprint() + "\n")
+    return target, True
+
+
+def artifact_name(jar: Path) -> str:
+    """``kafka-clients-3.9.1.jar`` -> ``kafka-clients``."""
+    return _VERSION_SUFFIX.sub("", jar.name.removesuffix(".jar"))
+
+
+def spark_extra_jars(pyspark_jars_dir: Path) -> list[Path]:
+    """The ``spark`` set minus every artifact pyspark already ships.
+
+    Maven's closure of delta-spark also lists Spark's own dependencies (Hadoop,
+    Jackson 2.13, Parquet, Scala); putting a second, older copy on the class
+    path breaks Spark, so pyspark's copy always wins. RoaringBitmap's ``shims``
+    only belongs with the RoaringBitmap 0.9 that is dropped the same way.
+    """
+    shipped = {artifact_name(jar) for jar in pyspark_jars_dir.glob("*.jar")}
+    if "RoaringBitmap" in shipped:
+        shipped.add("shims")
+    return [jar for jar in artifact_set("spark").jars() if artifact_name(jar) not in shipped]
+
+
+def kafka_classpath() -> str:
+    return os.pathsep.join(str(jar) for jar in artifact_set("kafka").jars())

@@ -1,0 +1,1 @@
+"""Spark and Delta at the edges: everything here needs a SparkSession."""

@@ -1,0 +1,72 @@
+"""Build the one SparkSession offsetlake uses, from ``conf.settings``.
+
+Delta and Spark's Kafka source are put on the class path with ``spark.jars``
+from the Maven-resolved cache (jvm/artifacts.py) rather than
+``spark.jars.packages``: no network at session start, and no second copy of a
+jar pyspark already ships. Any master works by configuration alone
+(``spark.master``), since nothing here assumes local mode except defaults.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from conf.settings import Settings
+from jvm.artifacts import spark_extra_jars
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def spark_conf(settings: Settings) -> dict[str, str]:
+    """Every Spark setting offsetlake applies, as a plain dict (testable without a JVM)."""
+    import pyspark
+
+    jars = spark_extra_jars(Path(pyspark.__file__).parent / "jars")
+    warehouse = settings.warehouse_path
+    conf = {
+        "spark.master": settings.spark.master,
+        "spark.app.name": settings.spark.app_name,
+        "spark.jars": ",".join(str(jar) for jar in jars),
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        "spark.sql.shuffle.partitions": str(settings.spark.shuffle_partitions),
+        "spark.default.parallelism": str(settings.spark.shuffle_partitions),
+        "spark.driver.memory": settings.spark.driver_memory,
+        "spark.ui.enabled": str(settings.spark.ui_enabled).lower(),
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.warehouse.dir": str(warehouse / "spark-warehouse"),
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse / 'derby'}",
+        # Keep Delta tables readable by delta-rs' pyarrow path (shared/stack.md section 7).
+        "spark.databricks.delta.properties.defaults.enableDeletionVectors": "false",
+        "spark.sql.session.timeZone": "UTC",
+        # Spark's Admin-based Kafka partition discovery skips internal topics such as
+        # __consumer_offsets; see pipelines/offsets_topic_source.py.
+        "spark.sql.streaming.kafka.useDeprecatedOffsetFetching": "true",
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
+    }
+    conf.update(settings.spark.extra_conf)
+    return conf
+
+
+def build_spark_session(settings: Settings) -> "SparkSession":
+    """Return a SparkSession for ``settings`` (reusing the active one if any).
+
+    Python UDF workers start ``PYSPARK_PYTHON``; without pointing it at this
+    interpreter they start the system python, which lacks our packages.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    settings.warehouse_path.mkdir(parents=True, exist_ok=True)
+    builder = SparkSession.builder
+    for key, value in spark_conf(settings).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(settings.spark.log_level.upper())
+    return spark

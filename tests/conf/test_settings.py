@@ -1,0 +1,134 @@
+"""conf/settings.py: defaults, the TOML file, environment overrides, and one-line errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conf.settings import ConfigError, Settings, load_settings
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "conf" / "offsetlake.example.toml"
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "offsetlake.toml"
+    path.write_text(text)
+    return path
+
+
+def test_defaults_run_locally_with_two_cores_and_few_shuffle_partitions() -> None:
+    settings = load_settings(config_file=None, environ={})
+    assert settings.spark.master == "local[2]"
+    assert settings.spark.shuffle_partitions <= 4
+    assert settings.kafka.security_protocol == "PLAINTEXT"
+
+
+def test_the_shipped_example_file_is_valid() -> None:
+    settings = load_settings(EXAMPLE, environ={})
+    assert settings.cluster_name == "prod-eu-1"
+    assert settings.kafka.bootstrap_servers == "broker-1:9092,broker-2:9092"
+
+
+def test_environment_overrides_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, 'cluster_name = "from-file"\n[spark]\nshuffle_partitions = 8\n')
+    settings = load_settings(path, environ={
+        "OFFSETLAKE_CLUSTER_NAME": "from-env",
+        "OFFSETLAKE_SPARK__EXTRA_CONF": "spark.executor.memory=2g, spark.foo=bar",
+    })
+    assert settings.cluster_name == "from-env"
+    assert settings.spark.shuffle_partitions == 8
+    assert settings.spark.extra_conf == {"spark.executor.memory": "2g", "spark.foo": "bar"}
+
+
+def test_config_file_can_come_from_the_environment(tmp_path: Path) -> None:
+    path = write(tmp_path, 'warehouse = "/data/lake"\n')
+    assert load_settings(environ={"OFFSETLAKE_CONFIG": str(path)}).warehouse == "/data/lake"
+
+
+@pytest.mark.parametrize(
+    ("environ", "key", "expected"),
+    [
+        ({"OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "many"}, "spark.shuffle_partitions", "a whole number"),
+        ({"OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "0"}, "spark.shuffle_partitions", "a number >= 1"),
+        ({"OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "TLS"}, "kafka.security_protocol", "one of PLAINTEXT"),
+        ({"OFFSETLAKE_KAFKA__BOOTSTRAP_SERVERS": "broker-without-port"}, "kafka.bootstrap_servers", "host:port"),
+        ({"OFFSETLAKE_CLUSTER_NAME": "has spaces"}, "cluster_name", "letters, digits"),
+        ({"OFFSETLAKE_SPARK__UI_ENABLED": "maybe"}, "spark.ui_enabled", "true or false"),
+        ({"OFFSETLAKE_KAFKA__NO_SUCH_KEY": "x"}, "kafka.no_such_key", "one of bootstrap_servers"),
+        ({"OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "SASL_SSL"}, "kafka.sasl_mechanism", "a SASL mechanism"),
+    ],
+)
+def test_a_bad_setting_names_key_value_source_and_expectation(environ: dict[str, str], key: str,
+                                                              expected: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(config_file=None, environ=environ)
+    message = str(caught.value)
+    assert caught.value.key == key
+    assert key in message and expected in message
+    assert "\n" not in message
+    env_name = next(iter(environ))
+    if caught.value.source != "default":
+        assert env_name in message
+
+
+def test_a_wrongly_typed_toml_value_is_reported_with_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, '[spark]\nshuffle_partitions = "four"\n')
+    with pytest.raises(ConfigError, match=r"spark.shuffle_partitions = 'four' \(from .*offsetlake.toml\)"):
+        load_settings(path, environ={})
+
+
+def test_invalid_toml_and_missing_file_are_config_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="valid TOML"):
+        load_settings(write(tmp_path, "cluster_name = \n"), environ={})
+    with pytest.raises(ConfigError, match="an existing TOML file"):
+        load_settings(tmp_path / "missing.toml", environ={})
+
+
+def test_sasl_settings_become_a_jaas_config_for_the_java_client_and_plain_keys_for_librdkafka() -> None:
+    settings = load_settings(config_file=None, environ={
+        "OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "SASL_SSL",
+        "OFFSETLAKE_KAFKA__SASL_MECHANISM": "SCRAM-SHA-512",
+        "OFFSETLAKE_KAFKA__SASL_USERNAME": "alice",
+        "OFFSETLAKE_KAFKA__SASL_PASSWORD": 'p"w',
+        "OFFSETLAKE_KAFKA__SSL_CA_LOCATION": "/etc/ca.pem",
+    })
+    java = settings.kafka.java_client_config()
+    assert java["sasl.jaas.config"] == (
+        'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="p\\"w";'
+    )
+    assert java["ssl.truststore.type"] == "PEM" and java["ssl.truststore.location"] == "/etc/ca.pem"
+    rdkafka = settings.kafka.librdkafka_config()
+    assert rdkafka["sasl.username"] == "alice" and rdkafka["ssl.ca.location"] == "/etc/ca.pem"
+
+
+def test_pass_through_maps_reach_each_client_family_unchanged() -> None:
+    settings = load_settings(config_file=None, environ={
+        "OFFSETLAKE_KAFKA__LIBRDKAFKA": "client.id=rd",
+        "OFFSETLAKE_KAFKA__JAVA_CLIENT": "client.id=java",
+    })
+    assert settings.kafka.librdkafka_config()["client.id"] == "rd"
+    assert settings.kafka.java_client_config()["client.id"] == "java"
+
+
+def test_the_cli_reports_a_bad_setting_as_one_line_without_a_traceback(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "cli.main", "demo"],
+        capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], timeout=120,
+        env={"PATH": "/usr/bin:/bin", "OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "lots", "HOME": str(tmp_path)},
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines == [
+        "offsetlake: config error: setting spark.shuffle_partitions = 'lots' "
+        "(from env OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS) is invalid: expected a whole number"
+    ]
+
+
+def test_settings_are_immutable() -> None:
+    settings = Settings()
+    with pytest.raises(AttributeError):
+        settings.cluster_name = "x"  # type: ignore[misc]

@@ -1,0 +1,61 @@
+"""Session-wide fixtures: one real Kafka broker and one SparkSession for the whole run.
+
+Both are expensive (a JVM each), so they are session-scoped; every test that
+writes tables gets its own warehouse directory through ``settings_for``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from broker.embedded import EmbeddedBroker
+from conf.settings import KafkaSettings, Settings, SparkSettings
+
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
+    """A real single-node KRaft broker on 127.0.0.1, started from the Maven jars."""
+    broker = EmbeddedBroker(tmp_path_factory.mktemp("kafka-broker"))
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.fixture(scope="session")
+def base_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(
+        cluster_name="test",
+        warehouse=str(tmp_path_factory.mktemp("warehouse")),
+        spark=SparkSettings(master="local[2]", shuffle_partitions=2, ui_enabled=False, log_level="ERROR"),
+    )
+
+
+@pytest.fixture(scope="session")
+def spark(base_settings: Settings):  # type: ignore[no-untyped-def]
+    """The one SparkSession of the run (local[2], Delta, Kafka source)."""
+    from pipelines.spark_session import build_spark_session
+
+    session = build_spark_session(base_settings)
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def settings_for(tmp_path: Path, kafka_broker: EmbeddedBroker, base_settings: Settings) -> Callable[..., Settings]:
+    """Settings pointing at the session broker and a fresh warehouse for this test."""
+
+    def make(**changes: object) -> Settings:
+        kafka = KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers)
+        settings = dataclasses.replace(base_settings, warehouse=str(tmp_path / "warehouse"), kafka=kafka)
+        return dataclasses.replace(settings, **changes)  # type: ignore[arg-type]
+
+    return make

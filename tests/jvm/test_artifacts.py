@@ -1,0 +1,40 @@
+"""jvm/artifacts.py: the JVM jars are resolved once, and never shadow pyspark's own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyspark
+
+from jvm.artifacts import artifact_name, artifact_set, resolve, spark_extra_jars
+
+PYSPARK_JARS = Path(pyspark.__file__).parent / "jars"
+
+
+def test_a_resolved_set_is_not_resolved_again() -> None:
+    # `make test` resolved both sets already; resolving again must not run Maven.
+    for name in ("kafka", "spark"):
+        target, ran = resolve(name)
+        assert not ran
+        assert target.jars()
+
+
+def test_artifact_names_drop_the_version() -> None:
+    assert artifact_name(Path("kafka-clients-3.9.1.jar")) == "kafka-clients"
+    assert artifact_name(Path("delta-spark_4.1_2.13-4.4.0.jar")) == "delta-spark_4.1_2.13"
+    assert artifact_name(Path("zstd-jni-1.5.7-3.jar")) == "zstd-jni"
+    assert artifact_name(Path("spark-sql-kafka-0-10_2.13-4.1.1.jar")) == "spark-sql-kafka-0-10_2.13"
+    assert artifact_name(Path("javassist-3.30.2-GA.jar")) == "javassist"
+
+
+def test_spark_gets_delta_and_the_kafka_source_but_no_second_copy_of_pyspark_jars() -> None:
+    extra = {artifact_name(jar) for jar in spark_extra_jars(PYSPARK_JARS)}
+    assert {"delta-spark_4.1_2.13", "delta-storage", "spark-sql-kafka-0-10_2.13", "kafka-clients"} <= extra
+    shipped = {artifact_name(jar) for jar in PYSPARK_JARS.glob("*.jar")}
+    assert not extra & shipped
+    assert "scala-library" not in extra and "jackson-databind" not in extra
+
+
+def test_the_broker_set_carries_kafka_and_a_log4j2_backend() -> None:
+    names = {artifact_name(jar) for jar in artifact_set("kafka").jars()}
+    assert {"kafka_2.13", "kafka-clients", "log4j-core", "log4j-slf4j-impl"} <= names
