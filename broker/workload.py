@@ -100,3 +100,114 @@ def consume_and_commit(client_config: dict[str, str], topic: str, group_id: str,
     finally:
         consumer.close()  # LeaveGroup: the group goes Empty and its metadata is rewritten
     return GroupRun(group_id=group_id, topic=topic, consumed=consumed, committed=committed)
+
+
+def run_members(client_config: dict[str, str], topic: str, group_id: str, expected: int, *,
+                members: int = 2, assignor: str = "range", protocol: str = "classic",
+                instance_ids: list[str] | None = None, timeout: float = 90.0) -> GroupRun:
+    """Run ``members`` consumers of one group side by side until ``expected`` messages are read.
+
+    Each consumer commits what it read synchronously. ``protocol="consumer"``
+    uses KIP-848 (the broker assigns; ``assignor`` is ignored). With
+    ``instance_ids`` the members are static (``group.instance.id``, KIP-345):
+    closing them sends no LeaveGroup, so they stay in the group until their
+    session times out. Dynamic members leave on ``close()``.
+    """
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+    consumers = []
+    for index in range(members):
+        conf: dict[str, object] = {
+            **client_config,
+            "group.id": group_id,
+            "client.id": f"{group_id}-{index}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "group.protocol": protocol,
+        }
+        if protocol == "classic":
+            conf.update({"partition.assignment.strategy": assignor, "session.timeout.ms": 6000,
+                         "heartbeat.interval.ms": 500})
+        if instance_ids:
+            conf["group.instance.id"] = instance_ids[index]
+        consumers.append(Consumer(conf))
+    consumed = 0
+    committed: dict[int, int] = {}
+    deadline = time.monotonic() + timeout
+    try:
+        for consumer in consumers:
+            consumer.subscribe([topic])
+        while consumed < expected:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"group {group_id} consumed {consumed}/{expected} messages in {timeout}s")
+            for consumer in consumers:
+                batch: dict[int, int] = {}
+                for message in consumer.consume(num_messages=50, timeout=0.3):
+                    if message.error():
+                        raise KafkaException(message.error())
+                    batch[message.partition()] = message.offset() + 1
+                    consumed += 1
+                if batch:
+                    consumer.commit(offsets=[TopicPartition(topic, p, o) for p, o in sorted(batch.items())],
+                                    asynchronous=False)
+                    committed.update(batch)
+    finally:
+        for consumer in consumers:
+            consumer.close()
+    return GroupRun(group_id=group_id, topic=topic, consumed=consumed, committed=committed)
+
+
+def commit_offsets_in_transaction(client_config: dict[str, str], group_id: str, topic: str,
+                                  offsets: dict[int, int], *, transactional_id: str, abort: bool) -> None:
+    """A transactional producer commits (or aborts) offsets for ``group_id`` (TxnOffsetCommit).
+
+    Kafka writes these offset commits as transactional records followed by a
+    COMMIT or ABORT marker; a ``read_committed`` reader never sees aborted ones.
+    """
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    producer = Producer({**client_config, "transactional.id": transactional_id})
+    metadata_source = Consumer({**client_config, "group.id": group_id, "enable.auto.commit": False})
+    try:
+        producer.init_transactions(30)
+        producer.begin_transaction()
+        producer.produce(topic, key=b"txn", value=transactional_id.encode(), partition=0)
+        producer.send_offsets_to_transaction(
+            [TopicPartition(topic, p, o) for p, o in sorted(offsets.items())],
+            metadata_source.consumer_group_metadata(), 30,
+        )
+        if abort:
+            producer.abort_transaction(30)
+        else:
+            producer.commit_transaction(30)
+    finally:
+        metadata_source.close()
+        producer.flush(10)
+
+
+def delete_group(client_config: dict[str, str], group_id: str, timeout: float = 30.0) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient(client_config)  # keep a reference until the future resolves
+    futures = admin.delete_consumer_groups([group_id], request_timeout=timeout)
+    futures[group_id].result(timeout=timeout)
+
+
+def delete_offsets(bootstrap_servers: str, group_id: str, topic: str, partitions: list[int]) -> None:
+    """OffsetDelete through Kafka's own ``kafka-consumer-groups --delete-offsets``.
+
+    confluent-kafka's Python admin client has no DeleteConsumerGroupOffsets, so
+    the request is made by Kafka's ConsumerGroupCommand from the resolved jars.
+    """
+    import subprocess
+
+    from jvm.artifacts import kafka_classpath
+
+    spec = f"{topic}:{','.join(str(p) for p in partitions)}"
+    result = subprocess.run(
+        ["java", "-Xmx256m", "-cp", kafka_classpath(), "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+         "--bootstrap-server", bootstrap_servers, "--delete-offsets", "--group", group_id, "--topic", spec],
+        capture_output=True, text=True, timeout=120,
+    )
+    if result.returncode != 0 or "Error" in result.stdout:
+        raise RuntimeError(f"deleting offsets of {group_id} {spec} failed: {result.stdout.strip()} {result.stderr.strip()}")

@@ -12,11 +12,11 @@ import argparse
 import sys
 from typing import Sequence
 
-from cli import demo, jvm, kafka
+from cli import coordinator_partition, decode, demo, jvm, kafka
 from cli.errors import CommandError
 from conf.settings import ConfigError
 
-SUBCOMMANDS = (kafka, jvm, demo)
+SUBCOMMANDS = (kafka, jvm, demo, decode, coordinator_partition)
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2

@@ -1,0 +1,207 @@
+"""pipelines/decode.py: Spark's decode of raw records equals the pure decoders', row for row.
+
+The pure decoders (decoders.decode_record) are the oracle here; they are checked
+byte by byte against Kafka's own tools in tests/decoders. The Spark side has two
+paths (SQL expressions for offset commits, Arrow-batched Python for the rest) and
+both must agree with it, and bad input must land in quarantine with the decoder's
+own reason instead of failing the job.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import struct
+from typing import Any
+
+import pytest
+from chispa import assert_df_equality
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from decoders import DecodedRecord, DecodeError, Uuid, decode_record, encode_record
+from pipelines.decode import decode_raw_records, group_records, offset_commits, quarantine
+from schemas.decoded_records import DECODED_RECORDS_SCHEMA, OFFSET_COMMIT_FIELDS
+from tests.decoders.strategies import record_cases, struct_strategy
+
+pytestmark = pytest.mark.spark
+
+RAW_SCHEMA = "key binary, value binary, topic string, partition int, offset long, timestamp timestamp"
+T0 = dt.datetime(2026, 11, 21, 12, 0, 0)
+
+
+def raw_frame(spark, records: list[tuple[bytes | None, bytes | None]]):  # type: ignore[no-untyped-def]
+    rows = [(k, v, "__consumer_offsets", i % 3, i, T0) for i, (k, v) in enumerate(records)]
+    return spark.createDataFrame(rows, RAW_SCHEMA)
+
+
+def commit(group: str, topic: str, partition: int, value: dict[str, Any] | None, version: int | None,
+           record_type: str = "offset_commit") -> tuple[bytes, bytes | None]:
+    return encode_record(record_type, {"group": group, "topic": topic, "partition": partition}, value, version)
+
+
+TOPIC_ID = Uuid(bytes(range(1, 17)))
+OFFSET_COMMITS = [
+    commit("g", "orders", 0, {"offset": 10, "metadata": "m0", "commit_timestamp": 1000}, 0),
+    commit("g", "orders", 1, {"offset": 11, "metadata": "", "commit_timestamp": 1001, "expire_timestamp": 9001}, 1),
+    commit("g", "orders", 2, {"offset": 12, "metadata": "ümlaut", "commit_timestamp": 1002}, 2),
+    commit("g", "orders", 3, {"offset": 13, "leader_epoch": 7, "metadata": "", "commit_timestamp": 1003}, 3),
+    commit("g", "orders", 4, {"offset": 14, "leader_epoch": -1, "metadata": "", "commit_timestamp": 1004}, 4),
+    commit("g", "orders", 5, {"offset": 2**40, "leader_epoch": 3, "metadata": "x" * 300,  # two-byte varint
+                              "commit_timestamp": 1005, "topic_id": TOPIC_ID}, 4),
+    commit("g", "orders", 6, {"offset": -1, "leader_epoch": -2147483648, "metadata": "漢字",
+                              "commit_timestamp": -5}, 4),
+    commit("g", "orders", 7, None, None),  # tombstone
+    commit("old", "legacy", 0, {"offset": 5, "metadata": "", "commit_timestamp": 7}, 0, "legacy_offset_commit"),
+    commit("", "", -1, {"offset": 0, "metadata": "", "commit_timestamp": 0}, 3),
+]
+
+
+def expected_offset_commit(key: bytes, value: bytes | None) -> dict[str, Any]:
+    record = decode_record(key, value)
+    assert isinstance(record, DecodedRecord)
+    flat = dict.fromkeys(OFFSET_COMMIT_FIELDS.fieldNames())
+    flat.update(record.key)
+    for name, item in (record.value or {}).items():
+        flat[name] = str(item) if isinstance(item, Uuid) else item
+    if record.value is not None and record.value_version == 4 and flat.get("topic_id") == str(Uuid(bytes(16))):
+        flat["topic_id"] = None  # the zero uuid is the tag's default: not on the wire
+    return {"record_type": record.key_version, "value_version": record.value_version,
+            "is_tombstone": record.is_tombstone, **flat}
+
+
+def test_offset_commits_of_every_version_match_the_pure_decoder(spark) -> None:
+    frame = raw_frame(spark, OFFSET_COMMITS)
+    decoded = decode_raw_records(frame)
+    actual = offset_commits(decoded).drop("topic_name", "source_partition", "record_timestamp")
+    expected_rows = [
+        {"source_offset": i, **expected_offset_commit(k, v)} for i, (k, v) in enumerate(OFFSET_COMMITS)
+    ]
+    expected = spark.createDataFrame(expected_rows, actual.schema)
+    assert_df_equality(actual, expected, ignore_row_order=True, ignore_nullable=True)
+    assert quarantine(decoded).count() == 0
+
+
+def corrupt_cases() -> list[tuple[str, bytes, bytes | None]]:
+    good_key, good_value = OFFSET_COMMITS[3]
+    return [
+        ("truncated value", good_key, good_value[:-3]),
+        ("trailing byte", good_key, (good_value or b"") + b"\x00"),
+        ("unknown value version", good_key, struct.pack(">h", 9) + (good_value or b"")[2:]),
+        ("invalid utf-8 in the group", good_key[:4] + b"\xff" + good_key[5:], good_value),
+        ("negative topic length", good_key[:4 + 1] + b"\xff\xfe" + good_key[7:], good_value),
+        ("legacy type with value v3", struct.pack(">h", 0) + good_key[2:], good_value),
+        ("group metadata value cut short", encode_record("group_metadata", {"group": "g"}, None, None)[0],
+         b"\x00\x03\x00\x08consu"),
+    ]
+
+
+def test_undecodable_records_land_in_quarantine_with_the_decoders_reason_and_their_raw_bytes(spark) -> None:
+    cases = corrupt_cases()
+    decoded = decode_raw_records(raw_frame(spark, [(k, v) for _, k, v in cases]))
+    rows = {row["source_offset"]: row for row in quarantine(decoded).collect()}
+    assert sorted(rows) == list(range(len(cases)))
+    for i, (label, key, value) in enumerate(cases):
+        with pytest.raises(DecodeError) as caught:
+            decode_record(key, value)
+        assert rows[i]["quarantine_reason"] == str(caught.value), label
+        assert rows[i]["raw_key"] == key and rows[i]["raw_value"] == value, label
+        assert rows[i]["record_type"] == caught.value.record_type, label
+    assert decoded.filter("kind != 'quarantine'").count() == 0
+
+
+def test_unknown_types_null_keys_and_short_keys_are_quarantined_not_dropped(spark) -> None:
+    records = [(struct.pack(">h", 99) + b"\x00\x01g", b"\x00\x00"), (None, b"v"), (b"\x00", None)]
+    decoded = decode_raw_records(raw_frame(spark, records))
+    rows = sorted(quarantine(decoded).collect(), key=lambda r: r["source_offset"])
+    assert [r["quarantine_reason"] for r in rows] == [
+        "unknown record type 99",
+        "null key: not a coordinator record",
+        str(_decode_error(b"\x00", None)),
+    ]
+    assert rows[0]["record_type"] == 99
+
+
+def _decode_error(key: bytes, value: bytes | None) -> DecodeError:
+    try:
+        decode_record(key, value)
+    except DecodeError as exc:
+        return exc
+    raise AssertionError("expected a DecodeError")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, Uuid):
+        return str(value)
+    if isinstance(value, bytearray):
+        return bytes(value)
+    return value
+
+
+def _fill(spark_type: Any, value: Any) -> Any:
+    """The decoder's dict with every field the Spark schema has (absent ones as None)."""
+    from pyspark.sql import types as T
+
+    if value is None:
+        return None
+    if isinstance(spark_type, T.StructType):
+        return {f.name: _fill(f.dataType, value.get(f.name)) for f in spark_type.fields}
+    if isinstance(spark_type, T.ArrayType):
+        return [_fill(spark_type.elementType, v) for v in value]
+    return value
+
+
+ALL_NON_OFFSET_CASES = [(spec, version) for spec, version in record_cases() if spec.type_id > 1]
+
+
+@st.composite
+def group_record_batch(draw: st.DrawFn) -> list[tuple[bytes, bytes | None]]:
+    records = []
+    for spec, version in ALL_NON_OFFSET_CASES:
+        key = draw(struct_strategy(spec.key, 0))
+        value = draw(st.none() | struct_strategy(spec.value, version))
+        records.append(encode_record(spec.name, key, value, None if value is None else version))
+    return records
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(batch=group_record_batch())
+def test_every_group_record_type_and_version_decodes_in_spark_as_the_pure_decoder_does(spark, batch) -> None:
+    decoded = decode_raw_records(raw_frame(spark, batch))
+    rows = {row["source_offset"]: row for row in group_records(decoded).collect()}
+    assert quarantine(decoded).count() == 0
+    assert sorted(rows) == list(range(len(batch)))
+    for i, (key, value) in enumerate(batch):
+        record = decode_record(key, value)
+        assert isinstance(record, DecodedRecord)
+        row = rows[i]
+        assert (row["type"], row["record_type"], row["value_version"], row["is_tombstone"]) == (
+            record.type, record.key_version, record.value_version, record.is_tombstone)
+        column_type = DECODED_RECORDS_SCHEMA[record.type].dataType
+        expected = _fill(column_type, {"key": _plain(record.key), "value": _plain(record.value)})
+        assert _plain(row[record.type].asDict(recursive=True)) == expected, record.type
+
+
+def test_group_metadata_members_keep_the_decoded_subscription_and_assignment(spark) -> None:
+    member = {
+        "member_id": "c-1-abc", "group_instance_id": "static-1", "client_id": "c-1", "client_host": "/10.0.0.1",
+        "rebalance_timeout": 300000, "session_timeout": 45000,
+        "subscription": {"topics": ["orders", "payments"], "user_data": None, "owned_partitions": [
+            {"topic": "orders", "partitions": [0, 2]}], "generation_id": 4, "rack_id": "rack-a"},
+        "assignment": {"partitions": [{"topic": "orders", "partitions": [0, 1, 2]}], "user_data": None},
+    }
+    key, value = encode_record("group_metadata", {"group": "billing"}, {
+        "protocol_type": "consumer", "generation": 5, "protocol": "range", "leader": "c-1-abc",
+        "current_state_timestamp": 1_700_000_000_000, "members": [member]}, 3)
+    row = group_records(decode_raw_records(raw_frame(spark, [(key, value)]))).first()
+    group = row["group_metadata"]
+    assert group["key"]["group"] == "billing"
+    (decoded_member,) = group["value"]["members"]
+    assert decoded_member["group_instance_id"] == "static-1"
+    assert decoded_member["subscription"]["topics"] == ["orders", "payments"]
+    assert decoded_member["subscription"]["rack_id"] == "rack-a"
+    assert [(p["topic"], p["partitions"]) for p in decoded_member["assignment"]["partitions"]] == [
+        ("orders", [0, 1, 2])]
