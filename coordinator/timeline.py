@@ -1,0 +1,447 @@
+"""The expected-state timeline: what each group looked like, generation by generation.
+
+:class:`TimelineRecorder` listens to the coordinator (group and offset events) and the clients,
+and produces the run's ground truth in two shapes:
+
+* :meth:`TimelineRecorder.timeline` — a JSON-able dict, documented in ``docs`` below;
+* :meth:`TimelineRecorder.tables` — rows (lists of dicts) shaped like the gold tables.
+
+Times are epoch milliseconds of the simulated clock. The truth is the coordinator's in-memory
+state (as Kafka's ``GroupMetadataManager`` holds it), which is richer than what
+``__consumer_offsets`` persists: PreparingRebalance/CompletingRebalance and member arrivals and
+departures are never written there (``shared/kafka-records.md`` §11). The table columns say which
+values a records-only pipeline can and cannot recover.
+
+Table columns
+-------------
+``group_generations`` (one row per generation, including generation 0 of a new group)
+    group, generation, protocol_type, protocol, leader (member id when the generation started;
+    None without members), member_count (members when it started), started_at (entry into
+    CompletingRebalance, or into Empty for a generation without members; equals the
+    ``current_state_timestamp`` of the generation's GroupMetadata record), ended_at (start of the next
+    generation or the group's removal; None if current at the end of the run), end_reason (why:
+    ``member_joined``, ``member_left``, ``session_timeout``, ``member_metadata_changed``,
+    ``leader_rejoined``, ``static_member_rejoined``,
+    ``static_member_protocol_changed``, ``sync_timeout``, ``group_deleted``, ``group_expired``).
+``group_membership`` (SCD2: one row per member id's stay in the group)
+    group, member_id, group_instance_id, client_id, client_host, session_timeout, rebalance_timeout,
+    valid_from (the coordinator added the member: its JoinGroup with a member id was accepted, or a
+    static member's id was swapped in), valid_to (removed: LeaveGroup, session timeout, not
+    rejoining in time, replaced by a restarted static member, group removal; None if still a member),
+    first_generation, last_generation (generations whose member set included it; None if none did).
+``partition_assignments`` (SCD2: one row per partition per member per generation)
+    group, topic, partition, member_id, client_id, valid_from (the assignment was stored: the
+    leader's SyncGroup moved the group to Stable, or a static member's id was swapped in),
+    valid_to (the generation ended or the member left it, whichever came first), generation.
+``group_state_history``
+    group, state, at — every state transition, Empty at creation and Dead at removal.
+``committed_offsets`` (one row per OffsetCommit record written)
+    group, topic, partition, offset, leader_epoch (None when the client sent -1), metadata,
+    commit_timestamp.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from coordinator.consumer_protocol import Assignment
+from coordinator.group import ClassicGroup, GroupEvents, GroupState
+from coordinator.group_coordinator import OffsetEvents
+from coordinator.member import ClassicGroupMember
+from coordinator.offsets import OffsetAndMetadata
+
+TABLES = ("group_generations", "group_membership", "partition_assignments", "group_state_history", "committed_offsets")
+
+_REMOVAL_CAUSE = {"deleted": "group_deleted", "expired": "group_expired"}
+
+
+@dataclass
+class MemberInGeneration:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout: int
+    rebalance_timeout: int
+    valid_from: int
+    valid_to: int | None = None
+    assignment: list[dict] | None = None
+
+
+@dataclass
+class GenerationHistory:
+    generation: int
+    protocol_type: str | None
+    protocol: str | None
+    leader: str | None
+    started_at: int
+    members: list[MemberInGeneration] = field(default_factory=list)
+    member_count: int = 0
+    stable_at: int | None = None
+    ended_at: int | None = None
+    end_reason: str | None = None
+    rebalance_started_at: int | None = None
+    rebalance_reason: str | None = None
+
+
+@dataclass
+class Membership:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout: int
+    rebalance_timeout: int
+    valid_from: int
+    valid_to: int | None = None
+    end_reason: str | None = None
+    generations: list[int] = field(default_factory=list)
+
+
+@dataclass
+class GroupHistory:
+    group: str
+    coordinator_partition: int
+    created_at: int
+    states: list[dict] = field(default_factory=list)
+    generations: list[GenerationHistory] = field(default_factory=list)
+    memberships: list[Membership] = field(default_factory=list)
+    offsets: list[dict] = field(default_factory=list)
+    offset_removals: list[dict] = field(default_factory=list)
+    removals: list[dict] = field(default_factory=list)
+    pending_rebalance: dict | None = None
+
+
+def _assignment_rows(assignment: Any) -> list[dict]:
+    if isinstance(assignment, Assignment):
+        return [{"topic": t, "partitions": ps} for t, ps in assignment.by_topic()]
+    return []
+
+
+def _member_snapshot(member: ClassicGroupMember, at: int) -> MemberInGeneration:
+    return MemberInGeneration(
+        member.member_id,
+        member.group_instance_id,
+        member.client_id,
+        member.client_host,
+        member.session_timeout_ms,
+        member.rebalance_timeout_ms,
+        valid_from=at,
+    )
+
+
+class TimelineRecorder(GroupEvents, OffsetEvents):
+    """Collects coordinator and client events during a run."""
+
+    def __init__(self, partition_for):
+        self._partition_for = partition_for
+        self.groups: dict[str, GroupHistory] = {}
+        self.events: list[dict] = []
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _history(self, group_id: str) -> GroupHistory:
+        return self.groups[group_id]
+
+    def _open_membership(self, history: GroupHistory, member_id: str) -> Membership | None:
+        for m in reversed(history.memberships):
+            if m.member_id == member_id and m.valid_to is None:
+                return m
+        return None
+
+    def _current_generation(self, history: GroupHistory) -> GenerationHistory | None:
+        return history.generations[-1] if history.generations else None
+
+    def _end_generation(self, history: GroupHistory, at: int, reason: str | None) -> None:
+        current = self._current_generation(history)
+        if current is not None and current.ended_at is None:
+            current.ended_at = at
+            current.end_reason = reason
+            for m in current.members:
+                if m.valid_to is None:
+                    m.valid_to = at
+
+    def _event(self, at: int, source: str, kind: str, **detail: Any) -> None:
+        self.events.append({"at": at, "source": source, "kind": kind, **detail})
+
+    # -- group events ---------------------------------------------------------------------------
+    def group_created(self, group: ClassicGroup, at: int) -> None:
+        history = self.groups.get(group.group_id)
+        if history is None:
+            history = GroupHistory(group.group_id, self._partition_for(group.group_id), at)
+            self.groups[group.group_id] = history
+        history.states.append({"state": GroupState.EMPTY.value, "at": at, "reason": "group created"})
+        history.generations.append(GenerationHistory(0, None, None, None, at))
+        self._event(at, "coordinator", "group_created", group=group.group_id)
+
+    def state_changed(self, group: ClassicGroup, previous: GroupState, at: int, reason: str | None) -> None:
+        history = self._history(group.group_id)
+        history.states.append({"state": group.state.value, "at": at, "reason": reason})
+        if group.state is GroupState.PREPARING_REBALANCE:
+            history.pending_rebalance = {"at": at, "cause": group.rebalance_cause, "reason": reason}
+        self._event(
+            at,
+            "coordinator",
+            "state",
+            group=group.group_id,
+            state=group.state.value,
+            previous=previous.value,
+            reason=reason,
+        )
+
+    def generation_started(self, group: ClassicGroup, at: int) -> None:
+        history = self._history(group.group_id)
+        rebalance = history.pending_rebalance or {}
+        history.pending_rebalance = None
+        self._end_generation(history, at, rebalance.get("cause"))
+        generation = GenerationHistory(
+            group.generation_id,
+            group.protocol_type,
+            group.protocol_name,
+            group.leader_id,
+            at,
+            rebalance_started_at=rebalance.get("at"),
+            rebalance_reason=rebalance.get("reason"),
+        )
+        for member in group.all_members():
+            generation.members.append(_member_snapshot(member, at))
+            membership = self._open_membership(history, member.member_id)
+            if membership is not None:
+                membership.generations.append(group.generation_id)
+        generation.member_count = len(generation.members)
+        history.generations.append(generation)
+        self._event(
+            at,
+            "coordinator",
+            "generation",
+            group=group.group_id,
+            generation=group.generation_id,
+            protocol=group.protocol_name,
+            leader=group.leader_id,
+            members=[m.member_id for m in group.all_members()],
+        )
+
+    def assignment_stored(self, group: ClassicGroup, at: int) -> None:
+        history = self._history(group.group_id)
+        generation = self._current_generation(history)
+        if generation is None:
+            return
+        if generation.stable_at is None:
+            generation.stable_at = at
+        for snapshot in generation.members:
+            if snapshot.valid_to is None and group.has_member(snapshot.member_id):
+                snapshot.assignment = _assignment_rows(group.member(snapshot.member_id).assignment)
+        self._event(
+            at,
+            "coordinator",
+            "assignment",
+            group=group.group_id,
+            generation=group.generation_id,
+            assignments={s.member_id: s.assignment for s in generation.members if s.valid_to is None},
+        )
+
+    def static_member_replaced(self, group: ClassicGroup, old_member_id: str, new_member_id: str, at: int) -> None:
+        history = self._history(group.group_id)
+        old = self._open_membership(history, old_member_id)
+        new_member = group.member(new_member_id)
+        if old is not None:
+            old.valid_to, old.end_reason = at, "replaced by a rejoining static member"
+        membership = Membership(
+            new_member_id,
+            new_member.group_instance_id,
+            new_member.client_id,
+            new_member.client_host,
+            new_member.session_timeout_ms,
+            new_member.rebalance_timeout_ms,
+            at,
+        )
+        history.memberships.append(membership)
+        generation = self._current_generation(history)
+        if generation is not None and generation.ended_at is None:
+            for snapshot in generation.members:
+                if snapshot.member_id == old_member_id and snapshot.valid_to is None:
+                    snapshot.valid_to = at
+            if group.state is not GroupState.PREPARING_REBALANCE:  # else it joins the next generation
+                generation.members.append(_member_snapshot(new_member, at))
+                membership.generations.append(generation.generation)
+        self._event(
+            at,
+            "coordinator",
+            "static_member_replaced",
+            group=group.group_id,
+            old_member_id=old_member_id,
+            new_member_id=new_member_id,
+            group_instance_id=new_member.group_instance_id,
+        )
+
+    def member_added(self, group: ClassicGroup, member: ClassicGroupMember, at: int) -> None:
+        history = self._history(group.group_id)
+        history.memberships.append(
+            Membership(
+                member.member_id,
+                member.group_instance_id,
+                member.client_id,
+                member.client_host,
+                member.session_timeout_ms,
+                member.rebalance_timeout_ms,
+                at,
+            )
+        )
+        self._event(
+            at,
+            "coordinator",
+            "member_added",
+            group=group.group_id,
+            member_id=member.member_id,
+            client_id=member.client_id,
+            group_instance_id=member.group_instance_id,
+        )
+
+    def member_removed(self, group: ClassicGroup, member: ClassicGroupMember, at: int, reason: str) -> None:
+        history = self._history(group.group_id)
+        membership = self._open_membership(history, member.member_id)
+        if membership is not None:
+            membership.valid_to, membership.end_reason = at, reason
+        generation = self._current_generation(history)
+        if generation is not None:
+            for snapshot in generation.members:
+                if snapshot.member_id == member.member_id and snapshot.valid_to is None:
+                    snapshot.valid_to = at
+        self._event(
+            at, "coordinator", "member_removed", group=group.group_id, member_id=member.member_id, reason=reason
+        )
+
+    def group_removed(self, group_id: str, at: int, reason: str) -> None:
+        history = self._history(group_id)
+        history.states.append({"state": GroupState.DEAD.value, "at": at, "reason": reason})
+        history.removals.append({"at": at, "reason": reason})
+        self._end_generation(history, at, _REMOVAL_CAUSE.get(reason, reason))
+        for membership in history.memberships:
+            if membership.valid_to is None:
+                membership.valid_to, membership.end_reason = at, f"group {reason}"
+        self._event(at, "coordinator", "group_removed", group=group_id, reason=reason)
+
+    # -- offset events ---------------------------------------------------------------------------
+    def offset_committed(self, group_id: str, topic: str, partition: int, offset: OffsetAndMetadata) -> None:
+        if group_id not in self.groups:  # a simple consumer's commit creates the group in replay
+            return
+        self.groups[group_id].offsets.append(
+            {
+                "topic": topic,
+                "partition": partition,
+                "offset": offset.committed_offset,
+                "leader_epoch": offset.leader_epoch,
+                "metadata": offset.metadata,
+                "commit_timestamp": offset.commit_timestamp_ms,
+                "expire_timestamp": offset.expire_timestamp_ms,
+            }
+        )
+
+    def offset_removed(self, group_id: str, topic: str, partition: int, at: int, reason: str) -> None:
+        if group_id in self.groups:
+            self.groups[group_id].offset_removals.append(
+                {"topic": topic, "partition": partition, "at": at, "reason": reason}
+            )
+
+    # -- client events -----------------------------------------------------------------------------
+    def client_event(self, consumer: str, at: int, kind: str, **detail: Any) -> None:
+        self._event(at, f"consumer:{consumer}", kind, **detail)
+
+    def scenario_event(self, at: int, kind: str, **detail: Any) -> None:
+        self._event(at, "scenario", kind, **detail)
+
+    # -- outputs ------------------------------------------------------------------------------------
+    def timeline(self) -> dict[str, Any]:
+        groups = []
+        for history in self.groups.values():
+            groups.append(
+                {
+                    "group": history.group,
+                    "coordinator_partition": history.coordinator_partition,
+                    "created_at": history.created_at,
+                    "removals": history.removals,
+                    "states": history.states,
+                    "generations": [
+                        {k: v for k, v in asdict(g).items() if k != "members"}
+                        | {"members": [asdict(m) for m in g.members]}
+                        for g in history.generations
+                    ],
+                    "members": [asdict(m) for m in history.memberships],
+                    "offsets": history.offsets,
+                    "offset_removals": history.offset_removals,
+                }
+            )
+        return {"groups": groups, "events": self.events}
+
+    def tables(self) -> dict[str, list[dict]]:
+        rows: dict[str, list[dict]] = {name: [] for name in TABLES}
+        for history in self.groups.values():
+            g = history.group
+            for gen in history.generations:
+                rows["group_generations"].append(
+                    {
+                        "group": g,
+                        "generation": gen.generation,
+                        "protocol_type": gen.protocol_type,
+                        "protocol": gen.protocol,
+                        "leader": gen.leader,
+                        "member_count": gen.member_count,
+                        "started_at": gen.started_at,
+                        "ended_at": gen.ended_at,
+                        "end_reason": gen.end_reason,
+                    }
+                )
+                if gen.stable_at is None:
+                    continue
+                for member in gen.members:
+                    valid_from = max(gen.stable_at, member.valid_from)
+                    ends = [t for t in (gen.ended_at, member.valid_to) if t is not None]
+                    valid_to = min(ends) if ends else None
+                    if valid_to is not None and valid_to < valid_from:
+                        continue  # left before the assignment was stored
+                    for topic in member.assignment or []:
+                        for partition in topic["partitions"]:
+                            rows["partition_assignments"].append(
+                                {
+                                    "group": g,
+                                    "topic": topic["topic"],
+                                    "partition": partition,
+                                    "member_id": member.member_id,
+                                    "client_id": member.client_id,
+                                    "valid_from": valid_from,
+                                    "valid_to": valid_to,
+                                    "generation": gen.generation,
+                                }
+                            )
+            for m in history.memberships:
+                rows["group_membership"].append(
+                    {
+                        "group": g,
+                        "member_id": m.member_id,
+                        "group_instance_id": m.group_instance_id,
+                        "client_id": m.client_id,
+                        "client_host": m.client_host,
+                        "session_timeout": m.session_timeout,
+                        "rebalance_timeout": m.rebalance_timeout,
+                        "valid_from": m.valid_from,
+                        "valid_to": m.valid_to,
+                        "first_generation": min(m.generations) if m.generations else None,
+                        "last_generation": max(m.generations) if m.generations else None,
+                    }
+                )
+            for s in history.states:
+                rows["group_state_history"].append({"group": g, "state": s["state"], "at": s["at"]})
+            for o in history.offsets:
+                rows["committed_offsets"].append(
+                    {
+                        "group": g,
+                        "topic": o["topic"],
+                        "partition": o["partition"],
+                        "offset": o["offset"],
+                        "leader_epoch": o["leader_epoch"],
+                        "metadata": o["metadata"],
+                        "commit_timestamp": o["commit_timestamp"],
+                    }
+                )
+        rows["partition_assignments"].sort(key=lambda r: (r["group"], r["valid_from"], r["topic"], r["partition"]))
+        return rows
