@@ -180,7 +180,7 @@ class EmbeddedBroker:
     def log_dirs(self) -> Path:
         return self.data_dir / "kraft-logs"
 
-    def start(self) -> "EmbeddedBroker":
+    def start(self) -> EmbeddedBroker:
         existing = read_state(self.data_dir)
         if existing is not None and pid_alive(existing.pid):
             raise BrokerError(
@@ -200,7 +200,7 @@ class EmbeddedBroker:
 
         cluster_id = self._format_storage(classpath, props_file)
         command = [
-            "java", f"-Xms128m", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true",
+            "java", "-Xms128m", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={log4j_file}",
             "-cp", classpath, "kafka.Kafka", str(props_file),
         ]
@@ -240,7 +240,7 @@ class EmbeddedBroker:
         self.state = None
         self._process = None
 
-    def __enter__(self) -> "EmbeddedBroker":
+    def __enter__(self) -> EmbeddedBroker:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -290,7 +290,7 @@ class EmbeddedBroker:
         )
 
 
-def stop_pid(pid: int, timeout: float, process: "subprocess.Popen[bytes] | None" = None) -> None:
+def stop_pid(pid: int, timeout: float, process: subprocess.Popen[bytes] | None = None) -> None:
     if not pid_alive(pid):
         return
     with contextlib.suppress(ProcessLookupError):

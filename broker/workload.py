@@ -8,8 +8,8 @@ Everything goes through confluent-kafka against the real broker; nothing is fake
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -210,4 +210,5 @@ def delete_offsets(bootstrap_servers: str, group_id: str, topic: str, partitions
         capture_output=True, text=True, timeout=120,
     )
     if result.returncode != 0 or "Error" in result.stdout:
-        raise RuntimeError(f"deleting offsets of {group_id} {spec} failed: {result.stdout.strip()} {result.stderr.strip()}")
+        detail = f"{result.stdout.strip()} {result.stderr.strip()}"
+        raise RuntimeError(f"deleting offsets of {group_id} {spec} failed: {detail}")

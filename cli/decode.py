@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import IO, Iterator
+from collections.abc import Iterator
+from typing import IO
 
 from cli.settings_arg import settings_from
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 
 class CommandError(RuntimeError):
@@ -12,6 +12,8 @@ class CommandError(RuntimeError):
 
 @contextlib.contextmanager
 def reported_as_command_errors() -> Iterator[None]:
+    from confluent_kafka import KafkaException
+
     from broker.embedded import BrokerError
     from jvm.artifacts import ArtifactError
     from pipelines.offsets_topic_source import SourceTopicError
@@ -20,3 +22,5 @@ def reported_as_command_errors() -> Iterator[None]:
         yield
     except (BrokerError, ArtifactError, SourceTopicError) as exc:
         raise CommandError(str(exc)) from exc
+    except KafkaException as exc:
+        raise CommandError(f"Kafka request failed: {exc.args[0] if exc.args else exc}") from exc

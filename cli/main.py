@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
-from cli import coordinator_partition, decode, demo, jvm, kafka
+from cli import coordinator_partition, decode, demo, ingest, jvm, kafka, simulate
 from cli.errors import CommandError
 from conf.settings import ConfigError
 
-SUBCOMMANDS = (kafka, jvm, demo, decode, coordinator_partition)
+SUBCOMMANDS = (kafka, jvm, demo, ingest, simulate, decode, coordinator_partition)
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2

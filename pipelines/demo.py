@@ -1,9 +1,9 @@
-"""The end-to-end demo: real broker, real consumer group, Spark reading ``__consumer_offsets`` into Delta.
+"""The end-to-end demo: real broker, real consumer groups, the ingest pipeline into Delta.
 
 Steps: start the embedded broker; create a topic and produce messages; run a
-classic-protocol consumer group that consumes and commits; let Spark drain
-``__consumer_offsets`` (``Trigger.AvailableNow``) into the raw Delta table;
-count records per key type; stop the broker.
+classic-protocol group (two members, range assignor) and a KIP-848 group that
+consume and commit; run ``ingest --once`` over ``__consumer_offsets`` into the
+bronze and silver tables; summarise what landed; stop the broker.
 """
 
 from __future__ import annotations
@@ -11,31 +11,30 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from conf.settings import Settings
-
-KEY_TYPE_NAMES = {0: "legacy offset commit", 1: "offset commit", 2: "group metadata"}
 
 
 @dataclass(frozen=True)
 class DemoResult:
-    bootstrap_servers: str
-    table_path: Path
-    records_per_key_type: dict[int | None, int]
-    committed: dict[int, int]
+    warehouse: Path
+    rows_per_table: dict[str, int]
+    members: list[dict]
     seconds: float
 
 
 def run_demo(settings: Settings, *, broker_dir: Path | None = None, topic: str = "demo-orders",
-             group_id: str = "demo-group", partitions: int = 3, messages: int = 300,
+             partitions: int = 4, messages: int = 400,
              report: Callable[[str], None] = lambda line: None) -> DemoResult:
     from broker.embedded import EmbeddedBroker
-    from broker.workload import consume_and_commit, create_topic, produce_messages
-    from pipelines.raw_records import land_raw_records, records_per_key_type
+    from broker.workload import create_topic, produce_messages, run_members
+    from pipelines.delta_tables import read_table
+    from pipelines.ingest import IngestOptions, run_ingest
     from pipelines.spark_session import build_spark_session
+    from schemas.catalog import TABLES
 
     started = time.monotonic()
     temp = None
@@ -52,20 +51,22 @@ def run_demo(settings: Settings, *, broker_dir: Path | None = None, topic: str =
             create_topic(client, topic, partitions)
             produce_messages(client, topic, messages, partitions)
             report(f"produced {messages} messages to {topic} ({partitions} partitions)")
-            run = consume_and_commit(client, topic, group_id, messages)
-            report(f"consumer group {group_id} consumed {run.consumed} messages and committed "
-                   f"{dict(sorted(run.committed.items()))}")
-            report("starting Spark and draining __consumer_offsets into Delta (Trigger.AvailableNow) ...")
+            classic = run_members(client, topic, "demo-billing", messages, members=2, assignor="range")
+            report(f"classic group demo-billing (2 members, range) consumed {classic.consumed} and committed")
+            modern = run_members(client, topic, "demo-shipping", messages, members=2, protocol="consumer")
+            report(f"KIP-848 group demo-shipping (2 members) consumed {modern.consumed} and committed")
+            report("starting Spark: ingest --once of __consumer_offsets into bronze and silver ...")
             spark = build_spark_session(settings)
-            landing = land_raw_records(spark, settings)
-            counts = records_per_key_type(spark, landing)
-        return DemoResult(
-            bootstrap_servers=broker.bootstrap_servers if broker.state else kafka.bootstrap_servers,
-            table_path=landing.table_path,
-            records_per_key_type=counts,
-            committed=run.committed,
-            seconds=time.monotonic() - started,
-        )
+            run_ingest(spark, settings, IngestOptions(once=True),
+                       on_batch=lambda b: report(f"batch {b.batch_id}: {b.records} records in {b.seconds:.1f}s"))
+            counts = {name: read_table(spark, settings, spec).count() for name, spec in TABLES.items()}
+            members = [
+                row.asDict(recursive=True) for row in read_table(spark, settings, TABLES["silver.group_members"])
+                .orderBy("source_partition", "source_offset", "member_id")
+                .select("group", "generation", "protocol", "client_id", "is_leader", "assigned_partitions").collect()
+            ]
+        return DemoResult(warehouse=settings.warehouse_path, rows_per_table=counts, members=members,
+                          seconds=time.monotonic() - started)
     finally:
         if temp is not None:
             temp.cleanup()

@@ -72,8 +72,8 @@ def kafka_source_options(settings: Settings, topic: str = OFFSETS_TOPIC,
     return options
 
 
-def read_offsets_topic_stream(spark: "SparkSession", settings: Settings, topic: str = OFFSETS_TOPIC,
-                              max_offsets_per_trigger: int | None = None) -> "DataFrame":
+def read_offsets_topic_stream(spark: SparkSession, settings: Settings, topic: str = OFFSETS_TOPIC,
+                              max_offsets_per_trigger: int | None = None) -> DataFrame:
     """A streaming DataFrame of raw records: key, value, topic, partition, offset, timestamp."""
     if spark.conf.get("spark.sql.streaming.kafka.useDeprecatedOffsetFetching", "false") != "true":
         raise SourceTopicError("the SparkSession must set spark.sql.streaming.kafka.useDeprecatedOffsetFetching=true "
@@ -82,3 +82,15 @@ def read_offsets_topic_stream(spark: "SparkSession", settings: Settings, topic: 
     for key, value in kafka_source_options(settings, topic, max_offsets_per_trigger).items():
         reader = reader.option(key, value)
     return reader.load()
+
+
+def topic_end_offsets(settings: Settings, topic: str) -> dict[int, int]:
+    """partition -> current end offset (ListOffsets LATEST; the LSO under read_committed)."""
+    from confluent_kafka import IsolationLevel, TopicPartition
+    from confluent_kafka.admin import AdminClient, OffsetSpec
+
+    admin = AdminClient(settings.kafka.librdkafka_config())
+    partitions = topic_partitions(settings, topic)
+    futures = admin.list_offsets({TopicPartition(topic, p): OffsetSpec.latest() for p in partitions},
+                                 isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=30)
+    return {tp.partition: future.result().offset for tp, future in futures.items()}

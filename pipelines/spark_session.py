@@ -40,6 +40,10 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.warehouse.dir": str(warehouse / "spark-warehouse"),
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse / 'derby'}",
+        # Delta rebuilds table state with this many tasks whenever a write checks its
+        # txnAppId/txnVersion (exactly-once ingest); the default (50) makes every
+        # idempotent append take seconds on a small machine.
+        "spark.databricks.delta.snapshotPartitions": str(settings.spark.shuffle_partitions),
         # Keep Delta tables readable by delta-rs' pyarrow path (shared/stack.md section 7).
         "spark.databricks.delta.properties.defaults.enableDeletionVectors": "false",
         "spark.sql.session.timeZone": "UTC",
@@ -53,7 +57,7 @@ def spark_conf(settings: Settings) -> dict[str, str]:
     return conf
 
 
-def build_spark_session(settings: Settings) -> "SparkSession":
+def build_spark_session(settings: Settings) -> SparkSession:
     """Return a SparkSession for ``settings`` (reusing the active one if any).
 
     Python UDF workers start ``PYSPARK_PYTHON``; without pointing it at this

@@ -77,7 +77,8 @@ def test_a_failed_start_reports_the_reason_and_leaves_no_jvm(tmp_path: Path) -> 
             "listeners": listeners, "advertised.listeners": listeners,
             "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller}",
         })
-        with pytest.raises(BrokerError, match=r"exited with code \d+ during start-up: .*(bind|[Aa]ddress already in use)"):
+        reason = r"exited with code \d+ during start-up: .*(bind|[Aa]ddress already in use)"
+        with pytest.raises(BrokerError, match=reason):
             broker.start()
     assert broker_jvms_for(tmp_path / "bad") == []
 

@@ -1,0 +1,95 @@
+"""``offsetlake ingest``: __consumer_offsets -> bronze and silver Delta tables, exactly once."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from types import FrameType
+
+from cli.errors import reported_as_command_errors
+from cli.settings_arg import settings_from
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "ingest", help="stream __consumer_offsets into the bronze and silver Delta tables",
+        description=(
+            "Read the offsets topic with Spark Structured Streaming and write bronze "
+            "(offsets_topic_records) and silver (offset_commits, group_metadata, group_members, "
+            "consumer_group_records, quarantine, ingest_batches) Delta tables under the warehouse, "
+            "exactly once (a checkpoint per cluster and topic). Runs until Ctrl-C/SIGTERM, or with "
+            "--once drains what is there now and exits (for schedulers)."
+        ),
+    )
+    parser.add_argument("--once", action="store_true", help="drain the topic up to its current end, then exit")
+    parser.add_argument("--topic", default="__consumer_offsets",
+                        help="source topic (default __consumer_offsets; any topic holding records in its format)")
+    parser.add_argument("--trigger-interval", default="30 seconds",
+                        help="processing-time trigger when running continuously (default '30 seconds')")
+    parser.add_argument("--max-offsets-per-trigger", type=int, help="cap on records per micro-batch")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pipelines.ingest import BatchReport, IngestError, IngestOptions, run_ingest
+    from pipelines.offsets_topic_source import topic_end_offsets
+    from pipelines.spark_session import build_spark_session
+
+    settings = settings_from(args)
+    if args.max_offsets_per_trigger is not None and args.max_offsets_per_trigger < 1:
+        print("offsetlake: --max-offsets-per-trigger must be >= 1", file=sys.stderr)
+        return 2
+    options = IngestOptions(topic=args.topic, once=args.once, trigger_interval=args.trigger_interval,
+                            max_offsets_per_trigger=args.max_offsets_per_trigger)
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        print("ingest: stopping after the current batch (again to abort) ...", file=sys.stderr, flush=True)
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    totals = {"records": 0, "batches": 0, "lost": 0, "quarantine": 0}
+
+    def progress(report: BatchReport) -> None:
+        totals["records"] += report.records
+        totals["batches"] += 1
+        totals["lost"] += report.lost_records
+        totals["quarantine"] += report.rows_per_table.get("quarantine", 0)
+        rate = report.records / report.seconds if report.seconds > 0 else 0.0
+        try:
+            ends = topic_end_offsets(settings, args.topic)
+            behind = sum(max(0, end - report.end_offsets.get(p, 0)) for p, end in ends.items())
+            distance = f"{behind:,} records behind the topic's end"
+        except Exception:  # noqa: BLE001 - progress must not kill the ingest
+            distance = "distance to the end unknown"
+        rows = report.rows_per_table
+        print(
+            f"ingest: batch {report.batch_id}: {report.records:,} records in {report.seconds:.1f}s "
+            f"({rate:,.0f}/s): {rows.get('offset_commits', 0):,} offset commits, "
+            f"{rows.get('group_records', 0):,} group records, {rows.get('quarantine', 0):,} quarantined, "
+            f"{report.lost_records:,} lost; {distance}",
+            file=sys.stderr, flush=True,
+        )
+
+    try:
+        with reported_as_command_errors():
+            spark = build_spark_session(settings)
+            print(f"ingest: {args.topic} on {settings.kafka.bootstrap_servers} -> {settings.warehouse_path} "
+                  f"(cluster {settings.cluster_name}, {'once' if args.once else 'continuous'})",
+                  file=sys.stderr, flush=True)
+            try:
+                run_ingest(spark, settings, options, on_batch=progress, should_stop=stop.is_set,
+                           on_restart=lambda reason: print(f"ingest: {reason}", file=sys.stderr, flush=True))
+            except IngestError as exc:
+                print(f"offsetlake: ingest failed: {exc}", file=sys.stderr)
+                return 1
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print(f"ingested {totals['records']:,} records in {totals['batches']} batches; "
+          f"{totals['quarantine']:,} quarantined, {totals['lost']:,} lost to retention")
+    return 0

@@ -1,0 +1,70 @@
+"""Create the warehouse's Delta tables from ``schemas/`` and write to them idempotently."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from conf.settings import Settings
+from schemas.table_spec import TableSpec
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+
+def table_path(settings: Settings, spec: TableSpec) -> Path:
+    return settings.warehouse_path / spec.relative_path
+
+
+def ensure_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> Path:
+    """Create the table (with column comments and partitioning) unless it exists."""
+    from delta.tables import DeltaTable
+
+    path = table_path(settings, spec)
+    if not DeltaTable.isDeltaTable(spark, str(path)):
+        builder = DeltaTable.createIfNotExists(spark).location(str(path)).addColumns(delta_schema(spec))
+        builder = builder.comment(spec.description)
+        if spec.partition_by:
+            builder = builder.partitionedBy(*spec.partition_by)
+        builder.execute()
+    return path
+
+
+def delta_schema(spec: TableSpec) -> StructType:
+    """The table schema with every *nested* field nullable.
+
+    Delta enforces NOT NULL only on top-level columns and refuses nested NOT NULL
+    declarations (DELTA_NESTED_NOT_NULL_CONSTRAINT); top-level constraints stay.
+    """
+    from pyspark.sql import types as T
+
+    def relax(data_type: T.DataType) -> T.DataType:
+        if isinstance(data_type, T.StructType):
+            return T.StructType([T.StructField(f.name, relax(f.dataType), True, f.metadata) for f in data_type])
+        if isinstance(data_type, T.ArrayType):
+            return T.ArrayType(relax(data_type.elementType), True)
+        if isinstance(data_type, T.MapType):
+            return T.MapType(relax(data_type.keyType), relax(data_type.valueType), True)
+        return data_type
+
+    return T.StructType([T.StructField(f.name, relax(f.dataType), f.nullable, f.metadata) for f in spec.schema])
+
+
+def idempotent_append(frame: DataFrame, settings: Settings, spec: TableSpec, app_id: str, version: int) -> None:
+    """Append ``frame`` unless this (app_id, version) was already committed to the table.
+
+    Delta records the highest ``txnVersion`` per ``txnAppId`` in the table's log
+    and silently skips a write whose version is not higher; a micro-batch that is
+    re-run after a crash therefore writes each table at most once.
+    """
+    columns = [field.name for field in spec.schema.fields]
+    (
+        frame.select(*columns).write.format("delta").mode("append")
+        .option("txnAppId", app_id).option("txnVersion", str(version))
+        .save(str(table_path(settings, spec)))
+    )
+
+
+def read_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> DataFrame:
+    return spark.read.format("delta").load(str(table_path(settings, spec)))

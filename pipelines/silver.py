@@ -1,0 +1,144 @@
+"""Silver rows from decoded records: one function per silver table, each a projection of the decode.
+
+Input is ``pipelines.decode.decode_raw_records`` output plus ``cluster_name`` and
+``ingested_at`` columns; each function returns exactly its table's columns
+(``schemas/<table>.py``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from schemas import consumer_group_records, group_members, group_metadata, offset_commits, quarantine
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+
+def _position() -> list[Column]:
+    from pyspark.sql import functions as F
+
+    return [
+        F.col("cluster_name"), F.col("topic_name").alias("source_topic"), F.col("source_partition"),
+        F.col("source_offset"), F.col("record_timestamp"),
+    ]
+
+
+def _ms(column: str) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.timestamp_millis(F.col(column))
+
+
+def offset_commit_rows(decoded: DataFrame) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    c = "offset_commit"
+    return decoded.filter("kind = 'offset_commit'").select(
+        *_position(),
+        F.col(f"{c}.group").alias("group"), F.col(f"{c}.topic").alias("topic"),
+        F.col(f"{c}.partition").alias("partition"), F.col(f"{c}.offset").alias("offset"),
+        F.col(f"{c}.leader_epoch").alias("leader_epoch"), F.col(f"{c}.metadata").alias("metadata"),
+        _ms(f"{c}.commit_timestamp").alias("commit_timestamp"),
+        _ms(f"{c}.expire_timestamp").alias("expire_timestamp"),
+        F.col(f"{c}.topic_id").alias("topic_id"),
+        F.col("is_tombstone"), F.col("record_type"), F.col("value_version"),
+        F.to_date(F.col("record_timestamp")).alias("commit_date"),
+    ).select(*offset_commits.TABLE.schema.fieldNames())
+
+
+def group_metadata_rows(decoded: DataFrame) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    v = "group_metadata.value"
+    return decoded.filter("kind = 'group_record' AND type = 'group_metadata'").select(
+        *_position(),
+        F.col("group_metadata.key.group").alias("group"),
+        F.col(f"{v}.protocol_type").alias("protocol_type"), F.col(f"{v}.generation").alias("generation"),
+        F.col(f"{v}.protocol").alias("protocol"), F.col(f"{v}.leader").alias("leader"),
+        _ms(f"{v}.current_state_timestamp").alias("current_state_timestamp"),
+        F.size(F.col(f"{v}.members")).alias("member_count"),
+        F.col("is_tombstone"), F.col("value_version"),
+    ).withColumn("member_count", F.when(F.col("is_tombstone"), None).otherwise(F.col("member_count"))) \
+        .select(*group_metadata.TABLE.schema.fieldNames())
+
+
+def group_member_rows(decoded: DataFrame) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    v = "group_metadata.value"
+    members = decoded.filter("kind = 'group_record' AND type = 'group_metadata' AND NOT is_tombstone").select(
+        *_position(), F.col("group_metadata.key.group").alias("group"),
+        F.col(f"{v}.generation").alias("generation"), F.col(f"{v}.protocol_type").alias("protocol_type"),
+        F.col(f"{v}.protocol").alias("protocol"), F.col(f"{v}.leader").alias("leader"),
+        F.explode(F.col(f"{v}.members")).alias("m"),
+    )
+    sub, asg = "m.subscription", "m.assignment"
+    return members.select(
+        "cluster_name", "source_topic", "source_partition", "source_offset", "record_timestamp", "group",
+        "generation", "protocol_type", "protocol",
+        F.col("m.member_id").alias("member_id"),
+        F.coalesce(F.col("m.member_id") == F.col("leader"), F.lit(False)).alias("is_leader"),
+        F.col("m.group_instance_id").alias("group_instance_id"), F.col("m.client_id").alias("client_id"),
+        F.col("m.client_host").alias("client_host"),
+        F.col("m.rebalance_timeout").alias("rebalance_timeout_ms"),
+        F.col("m.session_timeout").alias("session_timeout_ms"),
+        F.col(f"{sub}.topics").alias("subscribed_topics"),
+        F.col(f"{sub}.owned_partitions").alias("owned_partitions"),
+        F.col(f"{sub}.generation_id").alias("subscription_generation_id"),
+        F.col(f"{sub}.rack_id").alias("rack_id"),
+        F.col(f"{asg}.partitions").alias("assigned_partitions"),
+        F.col(f"{sub}.version").alias("subscription_version"),
+        F.col(f"{asg}.version").alias("assignment_version"),
+        F.col(f"{sub}.sticky_user_data.generation").alias("sticky_generation"),
+        F.col("m.undecoded").alias("undecoded"), F.col("m.undecoded_reason").alias("undecoded_reason"),
+        F.col("m.subscription_raw").alias("subscription_raw"), F.col("m.assignment_raw").alias("assignment_raw"),
+    ).select(*group_members.TABLE.schema.fieldNames())
+
+
+def consumer_group_record_rows(decoded: DataFrame) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    types = consumer_group_records.RECORD_TYPES
+    frame = decoded.filter(F.col("kind") == "group_record").filter(F.col("type").isin(*types))
+
+    def from_type(path: str, only: tuple[str, ...] | None = None) -> Column:
+        """``<type>.<path>`` of whichever record type the row is (null where the type lacks it)."""
+        expr = None
+        for name in only or types:
+            struct = consumer_group_records.TABLE.schema[name].dataType
+            if _has_path(struct, path):
+                branch = F.when(F.col("type") == name, F.col(f"{name}.{path}"))
+                expr = branch if expr is None else expr.when(F.col("type") == name, F.col(f"{name}.{path}"))
+        return expr if expr is not None else F.lit(None)
+
+    return frame.select(
+        *_position(), F.col("type"), F.col("record_type"),
+        from_type("key.group_id").alias("group_id"), from_type("key.member_id").alias("member_id"),
+        F.col("is_tombstone"), F.col("value_version"),
+        F.coalesce(from_type("value.epoch"), from_type("value.assignment_epoch")).alias("group_epoch"),
+        from_type("value.member_epoch").alias("member_epoch"),
+        from_type("value.previous_member_epoch").alias("previous_member_epoch"),
+        from_type("value.state").alias("member_state"),
+        *[F.col(name) for name in types],
+    ).select(*consumer_group_records.TABLE.schema.fieldNames())
+
+
+def _has_path(struct: object, path: str) -> bool:
+    from pyspark.sql import types as T
+
+    current = struct
+    for part in path.split("."):
+        if not isinstance(current, T.StructType) or part not in current.fieldNames():
+            return False
+        current = current[part].dataType
+    return True
+
+
+def quarantine_rows(decoded: DataFrame) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    return decoded.filter("kind = 'quarantine'").select(
+        *_position(), F.col("record_type"), F.col("value_version"), F.col("quarantine_reason").alias("reason"),
+        F.col("raw_key"), F.col("raw_value"), F.col("ingested_at"),
+    ).select(*quarantine.TABLE.schema.fieldNames())

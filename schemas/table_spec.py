@@ -1,0 +1,44 @@
+"""What every table module in ``schemas/`` declares: a name, a place, a schema with comments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql import types as T
+
+
+def column(name: str, data_type: T.DataType, comment: str, nullable: bool = True) -> T.StructField:
+    """A column with its one-line description (Delta keeps it as the column comment)."""
+    return T.StructField(name, data_type, nullable, {"comment": comment})
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A Delta table of the warehouse.
+
+    ``name`` is ``layer.table`` (``silver.offset_commits``); the table lives at
+    ``<warehouse>/<layer>/<table>``. ``key`` lists the columns that identify a
+    row, used by tests and data-quality checks.
+    """
+
+    name: str
+    description: str
+    schema: T.StructType
+    partition_by: tuple[str, ...] = ()
+    key: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def layer(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @property
+    def table(self) -> str:
+        return self.name.split(".", 1)[1]
+
+    @property
+    def relative_path(self) -> str:
+        return f"{self.layer}/{self.table}"
+
+    def describe(self) -> dict[str, str]:
+        """Column name -> description, for docs and ``offsetlake tables``."""
+        return {f.name: f.metadata.get("comment", "") for f in self.schema.fields}
