@@ -22,12 +22,19 @@ class GroupRun:
     committed: dict[int, int] = field(default_factory=dict)  # partition -> next offset
 
 
-def create_topic(client_config: dict[str, str], topic: str, partitions: int, timeout: float = 30.0) -> None:
+def create_topic(client_config: dict[str, str], topic: str, partitions: int, timeout: float = 30.0,
+                 config: dict[str, str] | None = None) -> None:
+    """Create ``topic`` and wait until every partition has a leader.
+
+    ``config`` sets topic configs, e.g. ``{"retention.ms": "-1"}`` for records
+    with old timestamps (simulated scenarios), which time-based retention would
+    otherwise delete at once.
+    """
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient(client_config)
-    futures = admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)],
-                                  operation_timeout=timeout)
+    new_topic = NewTopic(topic, num_partitions=partitions, replication_factor=1, config=config or {})
+    futures = admin.create_topics([new_topic], operation_timeout=timeout)
     futures[topic].result(timeout=timeout)
     # Wait until the partitions have leaders, or a consumer may see an empty topic.
     deadline = time.monotonic() + timeout

@@ -53,6 +53,31 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_retention(config: dict[str, str], topic: str, oldest_ms: int | None) -> None:
+    """Refuse to produce records that time-based retention would delete at once.
+
+    Scenario times are usually in the past; the broker deletes a segment whose
+    newest timestamp is older than ``retention.ms``, so the records would vanish
+    before anything could read them.
+    """
+    import time
+
+    from confluent_kafka.admin import AdminClient, ConfigResource
+
+    if oldest_ms is None:
+        return
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    admin = AdminClient(config)
+    retention = int(admin.describe_configs([resource])[resource].result(timeout=30)["retention.ms"].value)
+    age_ms = int(time.time() * 1000) - oldest_ms
+    if retention >= 0 and age_ms > retention:
+        raise CommandError(
+            f"topic {topic} keeps records for retention.ms={retention} but the scenario's records are "
+            f"{age_ms // 3_600_000} hours old; set retention.ms=-1 on the topic (kafka-configs --alter "
+            f"--add-config retention.ms=-1) or move the scenario's start time"
+        )
+
+
 def produce_records(config: dict[str, str], topic: str, records: list) -> int:  # type: ignore[type-arg]
     """Produce simulated records to ``topic`` with their partition and timestamp.
 
@@ -70,6 +95,7 @@ def produce_records(config: dict[str, str], topic: str, records: list) -> int:  
     if len(metadata.partitions) < needed:
         raise CommandError(f"topic {topic} has {len(metadata.partitions)} partitions; the scenario writes to "
                            f"{needed} (create it with at least that many)")
+    _check_retention(config, topic, min((r.timestamp for r in records), default=None))
     producer = Producer({**config, "enable.idempotence": True, "linger.ms": 5})
     for record in records:
         producer.produce(topic, key=record.key, value=record.value, partition=record.partition,

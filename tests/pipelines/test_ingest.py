@@ -127,7 +127,9 @@ def test_reference_coordinator_records_produced_to_a_plain_topic_ingest_like_the
     topic = f"simulated-{uuid.uuid4().hex[:8]}"
     scenario = ROOT / "conf" / "scenarios" / "cooperative-scale-out.yaml"
     # The plain topic needs the scenario's __consumer_offsets partitions, so each group keeps its partition.
-    create_topic(client, topic, partitions=max(r.partition for r in simulate(scenario).records) + 1)
+    # retention.ms=-1: the scenario's timestamps are in the past and time-based retention would delete them.
+    create_topic(client, topic, partitions=max(r.partition for r in simulate(scenario).records) + 1,
+                 config={"retention.ms": "-1"})
     assert main(["simulate", str(scenario), "--out", str(tmp_path / "sim"), "--produce-to", topic,
                  "--bootstrap-servers", settings.kafka.bootstrap_servers]) == 0
     produced = (tmp_path / "sim" / "records.jsonl").read_text().splitlines()
