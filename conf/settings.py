@@ -19,9 +19,10 @@ import dataclasses
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 ENV_PREFIX = "OFFSETLAKE_"
 DEFAULT_CONFIG_FILE = "offsetlake.toml"
@@ -124,6 +125,39 @@ class KafkaSettings:
 
 
 @dataclass(frozen=True)
+class LagSettings:
+    """How gold.consumer_lag evaluates consumer status (pipelines/gold/consumer_lag.py).
+
+    The names and defaults are Burrow's (linkedin/Burrow ``storage`` and
+    ``evaluator`` sections), so a group is judged here as Burrow would judge it.
+    """
+
+    # Commits per partition in the sliding window (Burrow storage ``intervals``); also how many
+    # end-offset snapshots count as "recent" for the STOP rule's recent-lag-zero check.
+    intervals: int = 10
+    # A commit this close (seconds) to the previous window entry replaces it (storage ``min-distance``).
+    min_distance_seconds: int = 0
+    # Lag at or below this counts as zero (evaluator ``allowed-lag``).
+    allowed_lag: int = 0
+    # Rules run only when this fraction of the window is filled; below it a partition is OK
+    # (evaluator ``minimum-complete``, 0.0 to 1.0).
+    minimum_complete: float = 0.0
+    # Whether ``snapshot-end-offsets`` also reads the timestamp of the message at each group's
+    # committed offset (one fetch per distinct committed offset), for the message-timestamp estimator.
+    message_timestamps: bool = True
+
+
+@dataclass(frozen=True)
+class GoldSettings:
+    """How the gold tables are derived (pipelines/gold/)."""
+
+    # A rebalance is flagged as part of a storm when the group completed at least
+    # ``storm_rebalances`` rebalances (itself included) within ``storm_window_minutes``.
+    storm_rebalances: int = 5
+    storm_window_minutes: int = 10
+
+
+@dataclass(frozen=True)
 class Settings:
     """All of offsetlake's settings. Build with :func:`load_settings`."""
 
@@ -131,12 +165,14 @@ class Settings:
     warehouse: str = "warehouse"
     spark: SparkSettings = field(default_factory=SparkSettings)
     kafka: KafkaSettings = field(default_factory=KafkaSettings)
+    lag: LagSettings = field(default_factory=LagSettings)
+    gold: GoldSettings = field(default_factory=GoldSettings)
 
     @property
     def warehouse_path(self) -> Path:
         return Path(self.warehouse).expanduser().resolve()
 
-    def with_overrides(self, **changes: Any) -> "Settings":
+    def with_overrides(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
 
 
@@ -184,7 +220,7 @@ def _read_toml(path: Path) -> list[tuple[str, str, Any]]:
     return out
 
 
-_SECTIONS: dict[str, type] = {"spark": SparkSettings, "kafka": KafkaSettings}
+_SECTIONS: dict[str, type] = {"spark": SparkSettings, "kafka": KafkaSettings, "lag": LagSettings, "gold": GoldSettings}
 
 
 def _build(raw: dict[str, dict[str, tuple[Any, str]]]) -> Settings:
@@ -225,6 +261,12 @@ def _coerce(key: str, value: Any, annotation: Any, source: str) -> Any:
         if from_env and re.fullmatch(r"-?\d+", str(value).strip()):
             return int(value)
         raise ConfigError(key, value, "a whole number", source)
+    if kind == "float":
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if from_env and re.fullmatch(r"-?\d+(\.\d*)?|-?\.\d+", str(value).strip()):
+            return float(value)
+        raise ConfigError(key, value, "a number", source)
     if kind == "bool":
         if isinstance(value, bool):
             return value
@@ -291,6 +333,22 @@ def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) ->
         raise ConfigError("kafka.sasl_mechanism", None,
                           f"a SASL mechanism because security_protocol is {kafka.security_protocol}",
                           source("kafka", "sasl_mechanism"))
+    lag = settings.lag
+    if lag.intervals < 1:
+        raise ConfigError("lag.intervals", lag.intervals, "a number >= 1 (commits per window)",
+                          source("lag", "intervals"))
+    if lag.min_distance_seconds < 0:
+        raise ConfigError("lag.min_distance_seconds", lag.min_distance_seconds, "a number of seconds >= 0",
+                          source("lag", "min_distance_seconds"))
+    if lag.allowed_lag < 0:
+        raise ConfigError("lag.allowed_lag", lag.allowed_lag, "a number of messages >= 0",
+                          source("lag", "allowed_lag"))
+    if not 0.0 <= lag.minimum_complete <= 1.0:
+        raise ConfigError("lag.minimum_complete", lag.minimum_complete, "a fraction from 0.0 to 1.0",
+                          source("lag", "minimum_complete"))
+    for key in ("storm_rebalances", "storm_window_minutes"):
+        if getattr(settings.gold, key) < 1:
+            raise ConfigError(f"gold.{key}", getattr(settings.gold, key), "a number >= 1", source("gold", key))
 
 
 def _jaas_quote(text: str) -> str:

@@ -141,14 +141,17 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
             F.lit(batch_id).cast("long").alias("ingest_batch_id"), F.to_date("timestamp").alias("record_date"),
         )
         idempotent_append(bronze, settings, offsets_topic_records.TABLE, txn, batch_id)
-        per_partition = {row["partition"]: row["count"] for row in raw.groupBy("partition").count().collect()}
 
         decoded = decode_raw_records(raw).withColumns({
             "cluster_name": F.lit(settings.cluster_name), "ingested_at": now,
         }).persist()
         try:
-            counts = {(row["kind"], row["type"]): row["count"]
-                      for row in decoded.groupBy("kind", "type").count().collect()}
+            # One Spark job for every count the batch needs: per kind/type and per source partition.
+            counts: dict[tuple[str, str | None], int] = {}
+            per_partition: dict[int, int] = {}
+            for row in decoded.groupBy("kind", "type", "source_partition").count().collect():
+                counts[(row["kind"], row["type"])] = counts.get((row["kind"], row["type"]), 0) + row["count"]
+                per_partition[row["source_partition"]] = per_partition.get(row["source_partition"], 0) + row["count"]
             rows = {
                 "offset_commits": sum(n for (kind, _), n in counts.items() if kind == "offset_commit"),
                 "group_metadata": counts.get(("group_record", "group_metadata"), 0),

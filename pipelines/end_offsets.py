@@ -1,0 +1,399 @@
+"""Snapshots of partition end offsets (silver.partition_end_offsets), and the lag arithmetic over them.
+
+A snapshot asks the cluster, through confluent-kafka's AdminClient (ListOffsets,
+KIP-396 in the admin API), for every partition of the chosen topics:
+
+* EARLIEST: the log start offset;
+* LATEST with READ_UNCOMMITTED: the high watermark, what a read_uncommitted consumer can reach;
+* LATEST with READ_COMMITTED: the last stable offset (KIP-98), below the high
+  watermark while a transaction is open on the partition.
+
+With ``lag.message_timestamps`` it also reads, for each distinct offset that
+some group had committed (OffsetFetch) below the high watermark, the
+timestamp of the message there: that is what the message-timestamp lag
+estimator needs, and it can only be read while the message is still in the
+log, so it is taken with the snapshot and stored in the same row (one Delta
+write per snapshot, not two).
+
+Each snapshot is appended once: ``txnAppId = offsetlake-end-offsets:<cluster>``
+and ``txnVersion = snapshot_id`` (its start time in ms), so writing the same
+snapshot again is a no-op.
+
+The arithmetic (lag in messages, lag in seconds by interpolation) is pure
+Python, at the end of this module, and is what gold.consumer_lag applies.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from conf.settings import Settings
+from schemas import partition_end_offsets
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+TABLE = partition_end_offsets.TABLE
+REQUEST_TIMEOUT = 30.0
+LIST_OFFSETS_ATTEMPTS = 6
+
+
+class EndOffsetsError(RuntimeError):
+    """A snapshot could not be taken (unknown topic, a partition without a leader, a failed request)."""
+
+
+@dataclass(frozen=True)
+class CommittedMessage:
+    offset: int  # the committed offset
+    message_offset: int  # the message actually read there
+    timestamp_ms: int
+    timestamp_type: str  # create_time | log_append_time
+
+
+@dataclass(frozen=True)
+class PartitionEndOffsets:
+    topic: str
+    partition: int
+    earliest_offset: int
+    latest_offset: int
+    last_stable_offset: int
+    committed_messages: tuple[CommittedMessage, ...] = ()
+
+
+@dataclass(frozen=True)
+class EndOffsetsSnapshot:
+    cluster_name: str
+    snapshot_id: int  # ms since the epoch when the requests were sent
+    partitions: tuple[PartitionEndOffsets, ...]
+    groups_read: int = 0  # groups whose committed offsets were fetched for message timestamps
+
+    @property
+    def snapshot_time(self) -> dt.datetime:
+        return dt.datetime.fromtimestamp(self.snapshot_id / 1000, dt.UTC)
+
+    def by_partition(self) -> dict[tuple[str, int], PartitionEndOffsets]:
+        return {(p.topic, p.partition): p for p in self.partitions}
+
+
+@dataclass(frozen=True)
+class SnapshotReport:
+    snapshot: EndOffsetsSnapshot
+    seconds: float
+    topics: tuple[str, ...] = field(default_factory=tuple)
+
+
+# --- taking a snapshot --------------------------------------------------------------------------
+
+def select_topics(available: Sequence[str], requested: Sequence[str] | None, include_internal: bool = False
+                  ) -> list[str]:
+    """The topics to snapshot: the requested ones (all must exist), else every non-internal topic."""
+    from pipelines.offsets_topic_source import is_internal_topic
+
+    if requested:
+        missing = sorted(set(requested) - set(available))
+        if missing:
+            raise EndOffsetsError(f"no such topic: {', '.join(missing)}")
+        return sorted(set(requested))
+    return sorted(t for t in available if include_internal or not is_internal_topic(t))
+
+
+def take_snapshot(settings: Settings, topics: Sequence[str] | None = None, *, include_internal: bool = False,
+                  message_timestamps: bool | None = None) -> EndOffsetsSnapshot:
+    """ListOffsets for every partition of ``topics`` (default: all non-internal topics), nothing written."""
+    from confluent_kafka import IsolationLevel, KafkaError, KafkaException, TopicPartition
+    from confluent_kafka.admin import AdminClient, OffsetSpec
+
+    _TRANSIENT = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE,  # noqa: N806
+                  KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.FENCED_LEADER_EPOCH, KafkaError.UNKNOWN_LEADER_EPOCH,
+                  KafkaError.OFFSET_NOT_AVAILABLE, KafkaError.REQUEST_TIMED_OUT, KafkaError._TIMED_OUT,
+                  KafkaError._TRANSPORT}
+
+    admin = AdminClient(settings.kafka.librdkafka_config())
+    try:
+        metadata = admin.list_topics(timeout=REQUEST_TIMEOUT)
+    except KafkaException as exc:
+        raise EndOffsetsError(f"cannot read the cluster's metadata on {settings.kafka.bootstrap_servers}: "
+                              f"{exc.args[0] if exc.args else exc}") from exc
+    chosen = select_topics(list(metadata.topics), topics, include_internal)
+    partitions: list[TopicPartition] = []
+    for topic in chosen:
+        meta = metadata.topics[topic]
+        if meta.error is not None:
+            raise EndOffsetsError(f"topic {topic} cannot be described: {meta.error}")
+        partitions.extend(TopicPartition(topic, p) for p in sorted(meta.partitions))
+
+    snapshot_id = time.time_ns() // 1_000_000
+    if not partitions:
+        return EndOffsetsSnapshot(settings.cluster_name, snapshot_id, ())
+
+    def list_offsets(spec: Callable[[], OffsetSpec], isolation: IsolationLevel) -> dict[tuple[str, int], int]:
+        # A leader change, or a topic created a moment ago, answers NOT_LEADER_FOR_PARTITION and the
+        # like: ask again, with backoff, once the client's metadata has caught up.
+        out: dict[tuple[str, int], int] = {}
+        todo = list(partitions)
+        for attempt in range(LIST_OFFSETS_ATTEMPTS):
+            futures = admin.list_offsets({TopicPartition(tp.topic, tp.partition): spec() for tp in todo},
+                                         isolation_level=isolation, request_timeout=REQUEST_TIMEOUT)
+            todo = []
+            for tp, future in futures.items():
+                try:
+                    out[(tp.topic, tp.partition)] = future.result().offset
+                except KafkaException as exc:
+                    error = exc.args[0] if exc.args else exc
+                    code = error.code() if isinstance(error, KafkaError) else None
+                    if code in _TRANSIENT and attempt + 1 < LIST_OFFSETS_ATTEMPTS:
+                        todo.append(tp)
+                        continue
+                    raise EndOffsetsError(f"ListOffsets failed for {tp.topic}-{tp.partition}: {error}") from exc
+            if not todo:
+                break
+            time.sleep(0.2 * 2 ** attempt)
+        return out
+
+    # The high watermark first, then the LSO and the log start: the LSO is never above a high
+    # watermark read before it, so a snapshot never shows last_stable_offset > latest_offset.
+    latest = list_offsets(OffsetSpec.latest, IsolationLevel.READ_UNCOMMITTED)
+    stable = list_offsets(OffsetSpec.latest, IsolationLevel.READ_COMMITTED)
+    earliest = list_offsets(OffsetSpec.earliest, IsolationLevel.READ_UNCOMMITTED)
+
+    fetch = settings.lag.message_timestamps if message_timestamps is None else message_timestamps
+    committed_messages: dict[tuple[str, int], tuple[CommittedMessage, ...]] = {}
+    groups_read = 0
+    if fetch:
+        committed, groups_read = committed_offsets(admin, set(chosen))
+        wanted = {key: sorted(o for o in offsets if o < latest[key])
+                  for key, offsets in committed.items() if key in latest}
+        committed_messages = read_committed_messages(settings, {k: v for k, v in wanted.items() if v})
+
+    rows = tuple(
+        PartitionEndOffsets(
+            topic=tp.topic, partition=tp.partition,
+            earliest_offset=earliest[(tp.topic, tp.partition)],
+            latest_offset=latest[(tp.topic, tp.partition)],
+            # The LSO read after the high watermark may have moved past it; cap it to keep LSO <= HW.
+            last_stable_offset=min(stable[(tp.topic, tp.partition)], latest[(tp.topic, tp.partition)]),
+            committed_messages=committed_messages.get((tp.topic, tp.partition), ()),
+        )
+        for tp in partitions
+    )
+    return EndOffsetsSnapshot(settings.cluster_name, snapshot_id, rows, groups_read)
+
+
+def committed_offsets(admin: object, topics: set[str]) -> tuple[dict[tuple[str, int], set[int]], int]:
+    """(topic, partition) -> offsets committed by any group (OffsetFetch per group), and the group count."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+
+    listing = admin.list_consumer_groups(request_timeout=REQUEST_TIMEOUT).result()  # type: ignore[attr-defined]
+    out: dict[tuple[str, int], set[int]] = {}
+    groups = sorted(g.group_id for g in listing.valid)
+    for group in groups:
+        # confluent-kafka's OffsetFetch takes one group per request.
+        futures = admin.list_consumer_group_offsets(  # type: ignore[attr-defined]
+            [ConsumerGroupTopicPartitions(group)], request_timeout=REQUEST_TIMEOUT)
+        try:
+            result = futures[group].result()
+        except KafkaException:
+            continue  # the group went away between the listing and the fetch
+        for tp in result.topic_partitions or []:
+            if tp.topic in topics and tp.offset >= 0 and tp.error is None:
+                out.setdefault((tp.topic, tp.partition), set()).add(tp.offset)
+    return out, len(groups)
+
+
+def read_committed_messages(settings: Settings, offsets: dict[tuple[str, int], list[int]],
+                            timeout: float = REQUEST_TIMEOUT) -> dict[tuple[str, int], tuple[CommittedMessage, ...]]:
+    """Read one message at each wanted offset and keep its timestamp.
+
+    One consumer, assigned (never subscribed: it joins no group and commits
+    nothing), reads the k-th wanted offset of every partition in round k.
+    read_uncommitted, so an open transaction does not hide the message; a
+    transaction marker or a compacted offset yields the next message, an offset
+    below the log start the first one (auto.offset.reset=earliest).
+    """
+    from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Consumer, KafkaError, TopicPartition
+
+    if not offsets:
+        return {}
+    consumer = Consumer({
+        **settings.kafka.librdkafka_config(),
+        "group.id": f"offsetlake-end-offsets-{settings.cluster_name}",
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "auto.offset.reset": "earliest",
+        "isolation.level": "read_uncommitted",
+        # An offset with only control records (transaction markers) after it has no message to read:
+        # the end-of-partition event ends the wait for it.
+        "enable.partition.eof": True,
+    })
+    found: dict[tuple[str, int], list[CommittedMessage]] = {}
+    try:
+        rounds = max(len(v) for v in offsets.values())
+        for k in range(rounds):
+            wanted = {key: offs[k] for key, offs in offsets.items() if len(offs) > k}
+            assignment = [TopicPartition(t, p, o) for (t, p), o in wanted.items()]
+            consumer.assign(assignment)
+            deadline = time.monotonic() + timeout
+            while wanted and time.monotonic() < deadline:
+                for message in consumer.consume(num_messages=500, timeout=0.5):
+                    key = (message.topic(), message.partition())
+                    if key not in wanted:
+                        continue
+                    error = message.error()
+                    if error is not None:
+                        if error.code() == KafkaError._PARTITION_EOF:
+                            wanted.pop(key)
+                        continue
+                    kind, ts = message.timestamp()
+                    found.setdefault(key, []).append(CommittedMessage(
+                        offset=wanted.pop(key), message_offset=message.offset(), timestamp_ms=ts,
+                        timestamp_type="log_append_time" if kind == TIMESTAMP_LOG_APPEND_TIME else "create_time"))
+                    consumer.pause([TopicPartition(*key)])  # one message is all this round needs from it
+            consumer.resume(assignment)  # librdkafka keeps a partition's pause across assign()
+            consumer.unassign()
+    finally:
+        consumer.close()
+    return {key: tuple(messages) for key, messages in found.items()}
+
+
+# --- writing it ---------------------------------------------------------------------------------
+
+def app_id(settings: Settings) -> str:
+    return f"offsetlake-end-offsets:{settings.cluster_name}"
+
+
+def snapshot_frame(spark: SparkSession, snapshot: EndOffsetsSnapshot) -> DataFrame:
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    raw = T.StructType([
+        T.StructField("topic", T.StringType(), False), T.StructField("partition", T.IntegerType(), False),
+        T.StructField("earliest_offset", T.LongType(), False), T.StructField("latest_offset", T.LongType(), False),
+        T.StructField("last_stable_offset", T.LongType(), False),
+        T.StructField("messages", T.ArrayType(T.StructType([
+            T.StructField("offset", T.LongType(), False), T.StructField("message_offset", T.LongType()),
+            T.StructField("timestamp_ms", T.LongType()), T.StructField("timestamp_type", T.StringType()),
+        ]), False)),
+    ])
+    rows = [(p.topic, p.partition, p.earliest_offset, p.latest_offset, p.last_stable_offset,
+             [(m.offset, m.message_offset, m.timestamp_ms, m.timestamp_type) for m in p.committed_messages])
+            for p in snapshot.partitions]
+    # Times go to Spark as epoch ms and become timestamps there: no local-time-zone conversion on the way.
+    snapshot_time = F.timestamp_millis(F.lit(snapshot.snapshot_id))
+    return spark.createDataFrame(rows, raw).select(
+        F.lit(snapshot.cluster_name).alias("cluster_name"),
+        F.lit(snapshot.snapshot_id).cast("long").alias("snapshot_id"),
+        snapshot_time.alias("snapshot_time"),
+        "topic", "partition", "earliest_offset", "latest_offset", "last_stable_offset",
+        F.transform("messages", lambda m: F.struct(
+            m["offset"].alias("offset"), m["message_offset"].alias("message_offset"),
+            F.timestamp_millis(m["timestamp_ms"]).alias("message_timestamp"),
+            m["timestamp_type"].alias("timestamp_type"),
+        )).alias("committed_messages"),
+        F.to_date(snapshot_time).alias("snapshot_date"),
+    )
+
+
+def append_snapshot(spark: SparkSession, settings: Settings, snapshot: EndOffsetsSnapshot) -> None:
+    """Append the snapshot; a snapshot already in the table (same snapshot_id) is skipped by Delta."""
+    from pipelines.delta_tables import ensure_table, idempotent_append
+
+    ensure_table(spark, settings, TABLE)
+    if snapshot.partitions:
+        idempotent_append(snapshot_frame(spark, snapshot), settings, TABLE, app_id(settings), snapshot.snapshot_id)
+
+
+def snapshot_end_offsets(spark: SparkSession, settings: Settings, topics: Sequence[str] | None = None, *,
+                         include_internal: bool = False, message_timestamps: bool | None = None
+                         ) -> SnapshotReport:
+    """Take one snapshot and append it to silver.partition_end_offsets."""
+    started = time.monotonic()
+    snapshot = take_snapshot(settings, topics, include_internal=include_internal,
+                             message_timestamps=message_timestamps)
+    append_snapshot(spark, settings, snapshot)
+    return SnapshotReport(snapshot, time.monotonic() - started,
+                          tuple(sorted({p.topic for p in snapshot.partitions})))
+
+
+# --- the arithmetic (pure) ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LagInMessages:
+    lag: int | None
+    commit_ahead_of_snapshot: bool | None
+    committed_below_log_start: bool | None
+
+
+def lag_in_messages(committed: int | None, earliest: int, latest: int) -> LagInMessages:
+    """Messages still to read at a snapshot.
+
+    * nothing committed (no commit, or its offset deleted): lag and flags are null;
+    * committed above the high watermark (a snapshot older than the commit, or an
+      offset committed past the end): lag 0, flagged ``commit_ahead_of_snapshot``;
+    * committed below the log start (retention or DeleteRecords removed messages
+      the group never read): only the messages still in the log count,
+      ``latest - earliest``, flagged ``committed_below_log_start``; the consumer
+      cannot read the deleted ones and will jump to its auto.offset.reset position.
+    """
+    if committed is None:
+        return LagInMessages(None, None, None)
+    ahead = committed > latest
+    below = committed < earliest
+    return LagInMessages(max(0, latest - max(committed, earliest)), ahead, below)
+
+
+def oldest_unread_offset(committed: int, earliest: int) -> int:
+    """The offset of the oldest message the group has still to read (both lag-in-seconds estimators age it)."""
+    return max(committed, earliest)
+
+
+def interpolated_time_at_offset(history: Sequence[tuple[int, int]], offset: int) -> float | None:
+    """When the high watermark reached ``offset``, in ms, from ``(time_ms, latest_offset)`` snapshots.
+
+    ``history`` is the partition's snapshots, oldest first. The bracket is the
+    last snapshot whose high watermark was at or below ``offset`` and the first
+    later one above it; between them the high watermark is taken to grow
+    linearly. None when no snapshot is at or below ``offset`` (it was reached
+    before the history starts) or none after is above it (not reached yet).
+    """
+    below = None
+    for i, (_, latest) in enumerate(history):
+        if latest <= offset:
+            below = i
+    if below is None:
+        return None
+    t0, o0 = history[below]
+    for t1, o1 in history[below + 1:]:
+        if o1 > offset:
+            return t0 + (offset - o0) * (t1 - t0) / (o1 - o0)
+    return None
+
+
+def lag_seconds_interpolated(history: Sequence[tuple[int, int]], now_ms: int, committed: int | None,
+                             earliest: int, lag: int | None) -> float | None:
+    """Estimator 1: seconds since the high watermark reached the oldest unread offset (interpolated)."""
+    if committed is None or lag is None:
+        return None
+    if lag == 0:
+        return 0.0
+    reached = interpolated_time_at_offset(history, oldest_unread_offset(committed, earliest))
+    return None if reached is None else max(0.0, (now_ms - reached) / 1000.0)
+
+
+def lag_seconds_from_message(now_ms: int, message_timestamp_ms: int | None, lag: int | None) -> float | None:
+    """Estimator 2: seconds since the timestamp of the message at the committed offset.
+
+    The timestamp is the producer's (CreateTime) unless the topic uses
+    LogAppendTime; a producer clock or a replayed old message can make it
+    differ from when the message reached the log, hence two estimators.
+    """
+    if lag is None:
+        return None
+    if lag == 0:
+        return 0.0
+    if message_timestamp_ms is None:
+        return None
+    return max(0.0, (now_ms - message_timestamp_ms) / 1000.0)

@@ -1,0 +1,284 @@
+"""gold.consumer_lag: each group's lag and Burrow status at every end-offset snapshot.
+
+Inputs: silver.partition_end_offsets (``snapshot-end-offsets``) and
+silver.offset_commits (``ingest``), for ``settings.cluster_name``.
+
+For every snapshot and every (group, topic, partition) the group had committed
+to by the snapshot time:
+
+* ``committed_offset``: the group's latest commit at or before the snapshot
+  time (a commit's time is its ``commit_timestamp``; a tombstone's, which has
+  none, its record timestamp); a tombstone removes it (null from then on);
+* ``lag``: ``pipelines.end_offsets.lag_in_messages`` (log-start aware, a commit
+  ahead of the snapshot clamped to 0 and flagged);
+* two labelled lag-in-seconds estimators, both aging the oldest message still
+  to read (at ``max(committed, log start)``): interpolation over the
+  partition's high-watermark history, and the timestamp of the message there,
+  read by the snapshot;
+* Burrow's partition status over the window of the group's last
+  ``lag.intervals`` commits (``pipelines.burrow_status``), and the group status.
+
+The per-partition work is plain Python (``partition_rows``), applied per
+(cluster, topic, partition) with ``cogroup().applyInPandas``: the snapshots and
+the commits of one partition meet in one function call.
+
+Incremental and idempotent: only snapshots newer than the newest one already in
+gold.consumer_lag are computed and appended, with ``txnAppId =
+offsetlake-consumer-lag:<cluster>`` and ``txnVersion`` = the newest snapshot id
+written, so a re-run writes nothing. A snapshot is computed from the commits
+ingested when it is first refreshed; run ``ingest`` before ``lag``, or rebuild
+with ``full=True`` (overwrites the cluster's rows).
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from conf.settings import LagSettings, Settings
+from pipelines.burrow_status import CommitWindow, Status, commit_lag, evaluate_partition
+from pipelines.end_offsets import lag_in_messages, lag_seconds_from_message, lag_seconds_interpolated
+from schemas import consumer_lag, offset_commits, partition_end_offsets
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import DataFrame, SparkSession
+
+TABLE = consumer_lag.TABLE
+END_OFFSETS = partition_end_offsets.TABLE
+COMMITS = offset_commits.TABLE
+
+# What partition_rows returns: times as epoch ms, converted to timestamps in Spark.
+_ROW_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("cluster_name", "string"), ("snapshot_id", "bigint"), ("group", "string"), ("topic", "string"),
+    ("partition", "int"), ("committed_offset", "bigint"), ("commit_ms", "bigint"), ("earliest_offset", "bigint"),
+    ("latest_offset", "bigint"), ("last_stable_offset", "bigint"), ("lag", "bigint"),
+    ("commit_ahead_of_snapshot", "boolean"), ("committed_below_log_start", "boolean"),
+    ("lag_seconds_interpolated", "double"), ("lag_seconds_message_timestamp", "double"),
+    ("committed_message_ms", "bigint"), ("partition_status", "string"), ("window_commits", "int"),
+    ("window_complete", "double"),
+)
+_PANDAS_TYPES = {"string": "object", "bigint": "Int64", "int": "Int32", "boolean": "boolean", "double": "Float64"}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    snapshot_id: int
+    earliest: int
+    latest: int
+    last_stable: int
+    message_ms: dict[int, int]  # committed offset -> timestamp of the message there
+
+
+@dataclass(frozen=True)
+class Commit:
+    group: str
+    offset: int | None  # None for a tombstone
+    time_ms: int
+
+
+@dataclass(frozen=True)
+class LagRefreshReport:
+    snapshots: int  # snapshots computed and appended
+    rows: int
+    seconds: float
+    newest_snapshot_id: int | None
+
+
+def partition_rows(cluster: str, topic: str, partition: int, snapshots: list[Snapshot], commits: list[Commit],
+                   lag: LagSettings, after_snapshot_id: int | None = None) -> Iterator[dict[str, Any]]:
+    """gold.consumer_lag rows of one partition (pure Python).
+
+    ``snapshots`` and ``commits`` are in time order (commits in the order they
+    were written to __consumer_offsets). Rows are produced for snapshots with
+    ``snapshot_id > after_snapshot_id``; the older ones still build the windows.
+    """
+    times = [s.snapshot_id for s in snapshots]
+    history = [(s.snapshot_id, s.latest) for s in snapshots]
+    by_group: dict[str, list[Commit]] = {}
+    for c in commits:
+        by_group.setdefault(c.group, []).append(c)
+
+    for group, group_commits in sorted(by_group.items()):
+        window = CommitWindow(lag.intervals, lag.min_distance_seconds)
+        current: Commit | None = None
+        next_commit = 0
+        for index, snap in enumerate(snapshots):
+            while next_commit < len(group_commits) and group_commits[next_commit].time_ms <= snap.snapshot_id:
+                commit = group_commits[next_commit]
+                next_commit += 1
+                current = commit
+                if commit.offset is None:
+                    window.clear()  # the offset was deleted: Burrow's history of it ends too
+                    continue
+                # Lag stored with the commit, against the newest snapshot taken at or before it.
+                known = bisect.bisect_right(times, commit.time_ms) - 1
+                window.add(commit.offset, commit.time_ms, commit_lag(snapshots[known].latest if known >= 0 else None,
+                                                                     commit.offset))
+            if current is None or (after_snapshot_id is not None and snap.snapshot_id <= after_snapshot_id):
+                continue
+            committed = current.offset
+            messages = lag_in_messages(committed, snap.earliest, snap.latest)
+            message_ms = snap.message_ms.get(committed) if committed is not None else None
+            row: dict[str, Any] = {
+                "cluster_name": cluster, "snapshot_id": snap.snapshot_id, "group": group, "topic": topic,
+                "partition": partition, "committed_offset": committed, "commit_ms": current.time_ms,
+                "earliest_offset": snap.earliest, "latest_offset": snap.latest,
+                "last_stable_offset": snap.last_stable, "lag": messages.lag,
+                "commit_ahead_of_snapshot": messages.commit_ahead_of_snapshot,
+                "committed_below_log_start": messages.committed_below_log_start,
+                "lag_seconds_interpolated": lag_seconds_interpolated(
+                    history[:index + 1], snap.snapshot_id, committed, snap.earliest, messages.lag),
+                "lag_seconds_message_timestamp": lag_seconds_from_message(snap.snapshot_id, message_ms, messages.lag),
+                "committed_message_ms": message_ms,
+                "partition_status": None, "window_commits": 0, "window_complete": 0.0,
+            }
+            if committed is not None and len(window):
+                # Burrow's CurrentLag: latest broker offset minus the last commit, 0 when ahead (fetchConsumer);
+                # its broker-offset ring: the last `intervals` high watermarks.
+                observations = window.observations
+                broker_offsets = [s.latest for s in snapshots[max(0, index + 1 - lag.intervals):index + 1]]
+                evaluation = evaluate_partition(
+                    observations, lag.intervals, broker_offsets,
+                    commit_lag(snap.latest, observations[-1].offset) or 0, snap.snapshot_id // 1000,
+                    lag.allowed_lag, lag.minimum_complete)
+                row.update(partition_status=evaluation.status.name, window_commits=len(evaluation.window),
+                           window_complete=evaluation.complete)
+            yield row
+
+
+def _rows_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=[name for name, _ in _ROW_COLUMNS])
+    return frame.astype({name: _PANDAS_TYPES[kind] for name, kind in _ROW_COLUMNS})
+
+
+def _apply(lag: LagSettings, after_snapshot_id: int | None):  # type: ignore[no-untyped-def]
+    def compute(key: tuple[Any, ...], snaps: pd.DataFrame, commits: pd.DataFrame) -> pd.DataFrame:
+        import pandas as pd
+
+        cluster, topic, partition = key
+        if snaps.empty or commits.empty:
+            return _rows_frame([])
+        snaps = snaps.sort_values("snapshot_id")
+        snapshots = [
+            Snapshot(int(r.snapshot_id), int(r.earliest_offset), int(r.latest_offset), int(r.last_stable_offset),
+                     dict(zip((int(o) for o in r.message_offsets), (int(t) for t in r.message_ms), strict=True))
+                     if r.message_offsets is not None else {})
+            for r in snaps.itertuples(index=False)
+        ]
+        commits = commits.sort_values(["time_ms", "source_partition", "source_offset"])
+        ordered = [Commit(r.group, None if r.is_tombstone or pd.isna(r.offset) else int(r.offset), int(r.time_ms))
+                   for r in commits.itertuples(index=False)]
+        return _rows_frame(list(partition_rows(cluster, topic, int(partition), snapshots, ordered, lag,
+                                               after_snapshot_id)))
+
+    return compute
+
+
+def consumer_lag_frame(spark: SparkSession, settings: Settings, after_snapshot_id: int | None = None) -> DataFrame:
+    """gold.consumer_lag rows for the snapshots newer than ``after_snapshot_id`` (all when None)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from pipelines.delta_tables import read_table
+
+    cluster = F.col("cluster_name") == settings.cluster_name
+    snaps = read_table(spark, settings, END_OFFSETS).filter(cluster).select(
+        "cluster_name", "topic", "partition", "snapshot_id", "earliest_offset", "latest_offset",
+        "last_stable_offset",
+        F.transform("committed_messages", lambda m: m["offset"]).alias("message_offsets"),
+        F.transform("committed_messages", lambda m: F.unix_millis(m["message_timestamp"])).alias("message_ms"),
+    )
+    commits = read_table(spark, settings, COMMITS).filter(cluster).select(
+        "cluster_name", "topic", "partition", "group", "offset", "is_tombstone",
+        # A tombstone has no commit_timestamp: its time is when it was written.
+        F.unix_millis(F.coalesce("commit_timestamp", "record_timestamp")).alias("time_ms"),
+        "source_partition", "source_offset",
+    ).filter(F.col("time_ms").isNotNull())
+    keys = ["cluster_name", "topic", "partition"]
+    schema = ", ".join(f"`{name}` {kind}" for name, kind in _ROW_COLUMNS)
+    rows = snaps.groupBy(*keys).cogroup(commits.groupBy(*keys)).applyInPandas(
+        _apply(settings.lag, after_snapshot_id), schema)
+
+    # Group status: Burrow's evaluateConsumerStatus, the worst partition status with STOP, STALL and
+    # REWIND reported as ERR (pipelines.burrow_status.group_status, in Spark over each snapshot's group).
+    rank = F.create_map(*[x for s in Status for x in (F.lit(s.name), F.lit(int(s)))])
+    per_group = Window.partitionBy("cluster_name", "snapshot_id", "group")
+    worst = F.max(rank[F.col("partition_status")]).over(per_group)
+    group_status = (F.when(worst.isNull(), F.lit(Status.NOTFOUND.name))
+                    .when(worst > int(Status.ERR), F.lit(Status.ERR.name))
+                    .when(worst == int(Status.WARN), F.lit(Status.WARN.name))
+                    .otherwise(F.lit(Status.OK.name)))
+    snapshot_time = F.timestamp_millis(F.col("snapshot_id"))
+    return rows.select(
+        "cluster_name", "snapshot_id", snapshot_time.alias("snapshot_time"), "group", "topic", "partition",
+        "committed_offset", F.timestamp_millis("commit_ms").alias("commit_time"), "earliest_offset",
+        "latest_offset", "last_stable_offset", "lag", "commit_ahead_of_snapshot", "committed_below_log_start",
+        "lag_seconds_interpolated", "lag_seconds_message_timestamp",
+        F.timestamp_millis("committed_message_ms").alias("committed_message_timestamp"),
+        "partition_status", "window_commits", "window_complete", group_status.alias("group_status"),
+        F.sum("lag").over(per_group).alias("group_lag"), F.to_date(snapshot_time).alias("snapshot_date"),
+    )
+
+
+def app_id(settings: Settings) -> str:
+    return f"offsetlake-consumer-lag:{settings.cluster_name}"
+
+
+def refresh_consumer_lag(spark: SparkSession, settings: Settings, *, full: bool = False) -> LagRefreshReport:
+    """Append gold.consumer_lag rows for the snapshots not yet in it (all of them with ``full``)."""
+    from pyspark.sql import functions as F
+
+    from pipelines.delta_tables import ensure_table, read_table, table_path
+
+    started = time.monotonic()
+    for spec in (END_OFFSETS, COMMITS, TABLE):
+        ensure_table(spark, settings, spec)
+    cluster = F.col("cluster_name") == settings.cluster_name
+    done = None
+    if not full:
+        done = read_table(spark, settings, TABLE).filter(cluster).agg(F.max("snapshot_id")).first()[0]
+    pending = read_table(spark, settings, END_OFFSETS).filter(cluster)
+    if done is not None:
+        pending = pending.filter(F.col("snapshot_id") > done)
+    bounds = pending.agg(F.count_distinct("snapshot_id"), F.max("snapshot_id")).first()
+    count, newest = int(bounds[0]), bounds[1]
+    if not count and not full:
+        return LagRefreshReport(0, 0, time.monotonic() - started, None)
+
+    frame = consumer_lag_frame(spark, settings, done).select(*TABLE.schema.fieldNames()).cache()
+    try:
+        rows = frame.count()
+        writer = frame.write.format("delta")
+        if full:
+            # Replace this cluster's rows only; a full rebuild has its own transaction id.
+            (writer.mode("overwrite").option("replaceWhere", f"cluster_name = '{settings.cluster_name}'")
+             .option("txnAppId", app_id(settings) + ":full").option("txnVersion", str(time.time_ns()))
+             .save(str(table_path(settings, TABLE))))
+        else:
+            (writer.mode("append").option("txnAppId", app_id(settings)).option("txnVersion", str(newest))
+             .save(str(table_path(settings, TABLE))))
+    finally:
+        frame.unpersist()
+    return LagRefreshReport(count, rows, time.monotonic() - started, newest)
+
+
+def latest_status(spark: SparkSession, settings: Settings, group: str | None = None) -> list[dict[str, Any]]:
+    """Per (group, topic, partition), its row at the newest snapshot that has one, for printing."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from pipelines.delta_tables import read_table
+
+    table = read_table(spark, settings, TABLE).filter(F.col("cluster_name") == settings.cluster_name)
+    if group is not None:
+        table = table.filter(F.col("group") == group)
+    newest = Window.partitionBy("group").orderBy(F.col("snapshot_id").desc())
+    rows = (table.withColumn("_rank", F.dense_rank().over(newest)).filter("_rank = 1").drop("_rank")
+            .orderBy("group", "topic", "partition").collect())
+    return [row.asDict() for row in rows]

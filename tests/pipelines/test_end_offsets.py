@@ -1,0 +1,190 @@
+"""pipelines/end_offsets.py: real ListOffsets snapshots of a real broker, and the lag arithmetic."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from broker.workload import create_topic
+from pipelines.delta_tables import read_table
+from pipelines.end_offsets import (
+    TABLE,
+    CommittedMessage,
+    EndOffsetsError,
+    append_snapshot,
+    interpolated_time_at_offset,
+    lag_in_messages,
+    lag_seconds_from_message,
+    lag_seconds_interpolated,
+    snapshot_end_offsets,
+    take_snapshot,
+)
+
+
+def produce(client: dict[str, str], topic: str, per_partition: dict[int, list[int]]) -> None:
+    """Messages with explicit CreateTime timestamps (ms), per partition, in order."""
+    from confluent_kafka import Producer
+
+    producer = Producer({**client, "linger.ms": 5})
+    for partition, stamps in per_partition.items():
+        for i, stamp in enumerate(stamps):
+            producer.produce(topic, value=f"{partition}-{i}".encode(), partition=partition, timestamp=stamp)
+    assert producer.flush(30) == 0
+
+
+def commit(client: dict[str, str], group: str, topic: str, offsets: dict[int, int]) -> None:
+    """A real consumer of ``group`` commits these offsets (OffsetCommit, without joining the group)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({**client, "group.id": group, "enable.auto.commit": False})
+    try:
+        consumer.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()], asynchronous=False)
+    finally:
+        consumer.close()
+
+
+def delete_records_before(client: dict[str, str], topic: str, partition: int, offset: int) -> None:
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient(client)
+    for future in admin.delete_records([TopicPartition(topic, partition, offset)], request_timeout=30).values():
+        future.result(timeout=30)
+
+
+@pytest.mark.broker
+@pytest.mark.spark
+def test_a_snapshot_records_each_partitions_log_start_high_watermark_and_last_stable_offset(
+        spark, settings_for) -> None:
+    settings = settings_for()
+    client = settings.kafka.librdkafka_config()
+    topic = f"orders-{uuid.uuid4().hex[:8]}"
+    create_topic(client, topic, partitions=3)
+    now = int(time.time() * 1000)
+    produce(client, topic, {0: [now] * 10, 1: [now] * 7, 2: []})
+    delete_records_before(client, topic, 0, 4)  # DeleteRecords moves partition 0's log start to 4
+
+    report = snapshot_end_offsets(spark, settings, [topic], message_timestamps=False)
+    append_snapshot(spark, settings, report.snapshot)  # the same snapshot again: skipped (same txnVersion)
+
+    rows = read_table(spark, settings, TABLE).collect()
+    assert sorted((r.topic, r.partition, r.earliest_offset, r.latest_offset, r.last_stable_offset) for r in rows) == [
+        (topic, 0, 4, 10, 10), (topic, 1, 0, 7, 7), (topic, 2, 0, 0, 0)]
+    assert {(r.cluster_name, r.snapshot_id) for r in rows} == {("test", report.snapshot.snapshot_id)}
+    assert {r.snapshot_time for r in rows} == {report.snapshot.snapshot_time.replace(tzinfo=None)}
+    assert all(r.committed_messages == [] for r in rows)
+
+
+@pytest.mark.broker
+def test_without_topics_a_snapshot_covers_every_topic_but_the_internal_ones(settings_for) -> None:
+    settings = settings_for()
+    topic = f"visible-{uuid.uuid4().hex[:8]}"
+    create_topic(settings.kafka.librdkafka_config(), topic, partitions=1)
+    topics = {p.topic for p in take_snapshot(settings, message_timestamps=False).partitions}
+    assert topic in topics
+    assert not any(t.startswith("__") for t in topics)
+    with pytest.raises(EndOffsetsError, match="no such topic: missing-topic"):
+        take_snapshot(settings, ["missing-topic"])
+
+
+@pytest.mark.broker
+def test_the_last_stable_offset_stays_below_the_high_watermark_while_a_transaction_is_open(settings_for) -> None:
+    from confluent_kafka import Producer
+
+    settings = settings_for()
+    client = settings.kafka.librdkafka_config()
+    topic = f"payments-{uuid.uuid4().hex[:8]}"
+    create_topic(client, topic, partitions=1)
+    produce(client, topic, {0: [int(time.time() * 1000)] * 3})  # offsets 0-2, not transactional
+
+    producer = Producer({**client, "transactional.id": f"txn-{topic}"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for i in range(5):
+        producer.produce(topic, value=f"txn-{i}".encode(), partition=0)
+    assert producer.flush(30) == 0  # written to the log (offsets 3-7), not yet committed
+    during = take_snapshot(settings, [topic], message_timestamps=False).by_partition()[(topic, 0)]
+    producer.commit_transaction(30)
+    # The coordinator writes the COMMIT marker to the partition after EndTxn returns: wait for it.
+    deadline = time.monotonic() + 15
+    while True:
+        after = take_snapshot(settings, [topic], message_timestamps=False).by_partition()[(topic, 0)]
+        if after.latest_offset == 9 or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+
+    # Open transaction: the LSO is the first offset of the open transaction (3); the high watermark is past it.
+    assert (during.latest_offset, during.last_stable_offset) == (8, 3)
+    # Committed: a COMMIT control record is appended (offset 8) and the LSO catches up with the high watermark.
+    assert (after.latest_offset, after.last_stable_offset) == (9, 9)
+
+
+@pytest.mark.broker
+def test_a_snapshot_reads_the_timestamp_of_the_message_at_each_committed_offset(settings_for) -> None:
+    settings = settings_for()
+    client = settings.kafka.librdkafka_config()
+    topic = f"clicks-{uuid.uuid4().hex[:8]}"
+    create_topic(client, topic, partitions=2)
+    base = int(time.time() * 1000) - 60_000
+    stamps = {0: [base + 1000 * i for i in range(6)], 1: [base + 500 * i for i in range(4)]}
+    produce(client, topic, stamps)
+    suffix = uuid.uuid4().hex[:6]
+    commit(client, f"slow-{suffix}", topic, {0: 1, 1: 4})  # partition 1 fully read: nothing to time
+    commit(client, f"fast-{suffix}", topic, {0: 5, 1: 2})
+
+    snapshot = take_snapshot(settings, [topic], message_timestamps=True).by_partition()
+    assert sorted(snapshot[(topic, 0)].committed_messages, key=lambda m: m.offset) == [
+        CommittedMessage(1, 1, stamps[0][1], "create_time"), CommittedMessage(5, 5, stamps[0][5], "create_time")]
+    assert snapshot[(topic, 1)].committed_messages == (CommittedMessage(2, 2, stamps[1][2], "create_time"),)
+
+
+# --- the arithmetic -------------------------------------------------------------------------------
+
+def test_lag_is_the_distance_from_the_commit_to_the_high_watermark() -> None:
+    result = lag_in_messages(committed=30, earliest=0, latest=100)
+    assert (result.lag, result.commit_ahead_of_snapshot, result.committed_below_log_start) == (70, False, False)
+
+
+def test_lag_is_null_when_nothing_is_committed() -> None:
+    result = lag_in_messages(committed=None, earliest=0, latest=100)
+    assert (result.lag, result.commit_ahead_of_snapshot, result.committed_below_log_start) == (None, None, None)
+
+
+def test_a_commit_ahead_of_the_snapshot_has_zero_lag_and_is_flagged() -> None:
+    result = lag_in_messages(committed=120, earliest=0, latest=100)
+    assert (result.lag, result.commit_ahead_of_snapshot) == (0, True)
+
+
+def test_a_commit_below_the_log_start_counts_only_the_messages_still_in_the_log() -> None:
+    result = lag_in_messages(committed=10, earliest=40, latest=100)
+    assert (result.lag, result.committed_below_log_start) == (60, True)
+
+
+def test_interpolation_finds_when_the_high_watermark_passed_the_offset() -> None:
+    history = [(0, 0), (10_000, 100), (20_000, 100), (30_000, 300)]
+    # 50 lies between (0 ms, 0) and (10 s, 100): halfway, 5 s.
+    assert interpolated_time_at_offset(history, 50) == 5_000.0
+    # 100 was reached by 10 s, but the last snapshot still at 100 is at 20 s: the message at offset 100 came
+    # after that, so the bracket is (20 s, 100)-(30 s, 300) and the time 20 s.
+    assert interpolated_time_at_offset(history, 100) == 20_000.0
+    assert interpolated_time_at_offset(history, 200) == 25_000.0
+    assert interpolated_time_at_offset(history, 300) is None  # not reached yet
+    assert interpolated_time_at_offset([(5_000, 40), (10_000, 80)], 20) is None  # before the history starts
+
+
+def test_lag_in_seconds_by_interpolation_ages_the_oldest_unread_message() -> None:
+    history = [(0, 0), (10_000, 100), (30_000, 300)]
+    assert lag_seconds_interpolated(history, 30_000, committed=50, earliest=0, lag=250) == 25.0
+    # Below the log start (60): the oldest message still there is at 60, reached at 6 s.
+    assert lag_seconds_interpolated(history, 30_000, committed=10, earliest=60, lag=240) == 24.0
+    assert lag_seconds_interpolated(history, 30_000, committed=300, earliest=0, lag=0) == 0.0
+    assert lag_seconds_interpolated(history, 30_000, committed=None, earliest=0, lag=None) is None
+
+
+def test_lag_in_seconds_by_message_timestamp_is_the_age_of_the_committed_message() -> None:
+    assert lag_seconds_from_message(now_ms=50_000, message_timestamp_ms=20_000, lag=5) == 30.0
+    assert lag_seconds_from_message(now_ms=50_000, message_timestamp_ms=None, lag=5) is None
+    assert lag_seconds_from_message(now_ms=50_000, message_timestamp_ms=None, lag=0) == 0.0
+    assert lag_seconds_from_message(now_ms=50_000, message_timestamp_ms=20_000, lag=None) is None
