@@ -41,5 +41,11 @@ def run(args: argparse.Namespace) -> int:
         owned = ", ".join(f"{p['topic']}-{q}" for p in (m["assigned_partitions"] or []) for q in p["partitions"])
         leader = " (leader)" if m["is_leader"] else ""
         print(f"  {m['group']} gen {m['generation']} {m['protocol']}: {m['client_id']}{leader} owns [{owned}]")
+    print("\nconsumer lag at the newest snapshot (gold.consumer_lag):")
+    for row in result.lag:
+        seconds = row.get("lag_seconds_interpolated")
+        print(f"  {row['group']:<16} {row['topic']}-{row['partition']}: lag {row['lag']} messages"
+              f"{'' if seconds is None else f' (~{seconds:.1f}s)'}, status {row['partition_status']} "
+              f"(group {row['group_status']})")
     print(f"\ndone in {result.seconds:.1f}s")
     return 0

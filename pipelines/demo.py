@@ -2,8 +2,10 @@
 
 Steps: start the embedded broker; create a topic and produce messages; run a
 classic-protocol group (two members, range assignor) and a KIP-848 group that
-consume and commit; run ``ingest --once`` over ``__consumer_offsets`` into the
-bronze and silver tables; summarise what landed; stop the broker.
+consume and commit; take an end-offset snapshot, produce more, snapshot again;
+run the main job as a scheduler would: ``ingest --once`` of
+``__consumer_offsets`` into bronze and silver, the gold refresh, and the
+consumer-lag refresh; summarise what landed; stop the broker.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class DemoResult:
     warehouse: Path
     rows_per_table: dict[str, int]
     members: list[dict]
+    lag: list[dict]
     seconds: float
 
 
@@ -32,6 +35,9 @@ def run_demo(settings: Settings, *, broker_dir: Path | None = None, topic: str =
     from broker.embedded import EmbeddedBroker
     from broker.workload import create_topic, produce_messages, run_members
     from pipelines.delta_tables import read_table
+    from pipelines.end_offsets import snapshot_end_offsets
+    from pipelines.gold.consumer_lag import latest_status, refresh_consumer_lag
+    from pipelines.gold.refresh import refresh_gold
     from pipelines.ingest import IngestOptions, run_ingest
     from pipelines.spark_session import build_spark_session
     from schemas.catalog import TABLES
@@ -55,10 +61,18 @@ def run_demo(settings: Settings, *, broker_dir: Path | None = None, topic: str =
             report(f"classic group demo-billing (2 members, range) consumed {classic.consumed} and committed")
             modern = run_members(client, topic, "demo-shipping", messages, members=2, protocol="consumer")
             report(f"KIP-848 group demo-shipping (2 members) consumed {modern.consumed} and committed")
-            report("starting Spark: ingest --once of __consumer_offsets into bronze and silver ...")
+            report("starting Spark ...")
             spark = build_spark_session(settings)
+            snapshot_end_offsets(spark, settings)
+            produce_messages(client, topic, messages // 2, partitions)
+            snapshot_end_offsets(spark, settings)
+            report(f"produced {messages // 2} more messages; two end-offset snapshots taken")
             run_ingest(spark, settings, IngestOptions(once=True),
-                       on_batch=lambda b: report(f"batch {b.batch_id}: {b.records} records in {b.seconds:.1f}s"))
+                       on_batch=lambda b: report(f"ingest batch {b.batch_id}: {b.records} records in {b.seconds:.1f}s"))
+            gold = refresh_gold(spark, settings)
+            report(f"gold refreshed: {gold}")
+            refresh_consumer_lag(spark, settings)
+            status = latest_status(spark, settings)
             counts = {name: read_table(spark, settings, spec).count() for name, spec in TABLES.items()}
             members = [
                 row.asDict(recursive=True) for row in read_table(spark, settings, TABLES["silver.group_members"])
@@ -66,7 +80,7 @@ def run_demo(settings: Settings, *, broker_dir: Path | None = None, topic: str =
                 .select("group", "generation", "protocol", "client_id", "is_leader", "assigned_partitions").collect()
             ]
         return DemoResult(warehouse=settings.warehouse_path, rows_per_table=counts, members=members,
-                          seconds=time.monotonic() - started)
+                          lag=status, seconds=time.monotonic() - started)
     finally:
         if temp is not None:
             temp.cleanup()

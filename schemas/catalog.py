@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from schemas import (
+    committed_offsets,
     consumer_group_records,
+    consumer_lag,
+    group_generations,
     group_members,
+    group_membership,
     group_metadata,
+    group_state_history,
     ingest_batches,
+    offset_commit_rate,
     offset_commits,
     offsets_topic_records,
+    partition_assignments,
+    partition_end_offsets,
     quarantine,
+    rebalance_events,
 )
 from schemas.table_spec import TableSpec
 
@@ -18,4 +27,12 @@ SILVER: tuple[TableSpec, ...] = (
     offset_commits.TABLE, group_metadata.TABLE, group_members.TABLE, consumer_group_records.TABLE,
     quarantine.TABLE, ingest_batches.TABLE,
 )
-TABLES: dict[str, TableSpec] = {spec.name: spec for spec in (BRONZE, *SILVER)}
+"""What the ingest writes (and creates on its first run)."""
+GOLD: tuple[TableSpec, ...] = (
+    committed_offsets.TABLE, offset_commit_rate.TABLE, group_generations.TABLE, group_membership.TABLE,
+    partition_assignments.TABLE, group_state_history.TABLE, rebalance_events.TABLE, consumer_lag.TABLE,
+)
+TABLES: dict[str, TableSpec] = {
+    spec.name: spec for spec in (BRONZE, *SILVER, partition_end_offsets.TABLE, *GOLD)
+}
+"""Every user-facing table of the warehouse, by name (gold._refresh_state is internal)."""

@@ -1,0 +1,1 @@
+"""Gold tables: what users query, derived incrementally from silver."""

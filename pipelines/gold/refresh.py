@@ -1,0 +1,243 @@
+"""Refresh every gold table from silver, incrementally and idempotently.
+
+How it stays incremental: ``gold._refresh_state`` holds, per silver table, the last Delta
+version gold reflects. A refresh reads only the rows that silver commits after that version
+added (the ``add`` actions of those commits in the Delta log; silver is append-only), then:
+
+* ``committed_offsets``: MERGEs the newest record per key, applied only when newer than the
+  row there (so re-applying a record changes nothing), tombstones deleting;
+* ``offset_commit_rate``: recounts only the minutes that got new commits, from the silver
+  partitions (``commit_date``) of those commits, and MERGEs them;
+* the group tables (generations, membership, assignments, state history, rebalance events):
+  recomputes only the groups that got new GroupMetadata records, from those groups' records
+  (a handful per rebalance), and replaces exactly those groups' rows (one ``replaceWhere``
+  overwrite per table, atomic).
+
+Then the new versions are written to the state table. A refresh that dies half-way re-reads
+the same silver rows next time and converges to the same result (every step above is
+idempotent); one with no new silver versions writes nothing. If a silver commit removed data
+(e.g. OPTIMIZE or a retention delete) or its log entry is gone, the refresh rebuilds from the
+whole table at the current version instead.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+from conf.settings import Settings
+from pipelines.delta_tables import delta_schema, ensure_table, read_table, table_path
+from schemas import (
+    committed_offsets as committed_offsets_schema,
+)
+from schemas import (
+    group_generations as group_generations_schema,
+)
+from schemas import (
+    group_members,
+    group_metadata,
+    offset_commits,
+    refresh_state,
+)
+from schemas import (
+    group_membership as group_membership_schema,
+)
+from schemas import (
+    group_state_history as group_state_history_schema,
+)
+from schemas import (
+    offset_commit_rate as offset_commit_rate_schema,
+)
+from schemas import (
+    partition_assignments as partition_assignments_schema,
+)
+from schemas import (
+    rebalance_events as rebalance_events_schema,
+)
+from schemas.table_spec import TableSpec
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+SOURCES: tuple[TableSpec, ...] = (offset_commits.TABLE, group_metadata.TABLE, group_members.TABLE)
+GROUP_TABLES: tuple[TableSpec, ...] = (
+    group_generations_schema.TABLE, group_membership_schema.TABLE, partition_assignments_schema.TABLE,
+    group_state_history_schema.TABLE, rebalance_events_schema.TABLE,
+)
+GOLD: tuple[TableSpec, ...] = (committed_offsets_schema.TABLE, offset_commit_rate_schema.TABLE, *GROUP_TABLES)
+
+
+@dataclass(frozen=True)
+class SilverChanges:
+    """Rows silver gained after ``after`` up to ``version`` (``full``: the whole table at ``version``)."""
+
+    version: int
+    rows: DataFrame | None
+    full: bool
+
+
+def ensure_gold_tables(spark: SparkSession, settings: Settings) -> None:
+    for spec in (*GOLD, refresh_state.TABLE):
+        ensure_table(spark, settings, spec)
+
+
+def group_tables(metadata: DataFrame, members: DataFrame, settings: Settings) -> dict[str, DataFrame]:
+    """Every group gold table from silver group_metadata and group_members rows (all, or some groups')."""
+    from pipelines.gold import group_history
+    from pipelines.gold.group_generations import group_generations
+    from pipelines.gold.group_membership import group_membership
+    from pipelines.gold.group_state_history import group_state_history
+    from pipelines.gold.partition_assignments import partition_assignments
+    from pipelines.gold.rebalance_events import rebalance_events, transitions
+
+    sequence = group_history.record_sequence(metadata)
+    member_rows = group_history.member_sequence(sequence, members)
+    transition_rows = transitions(group_history.record_summaries(sequence, members))
+    return {
+        group_generations_schema.TABLE.name: group_generations(sequence, transition_rows),
+        group_membership_schema.TABLE.name: group_membership(member_rows),
+        partition_assignments_schema.TABLE.name: partition_assignments(member_rows),
+        group_state_history_schema.TABLE.name: group_state_history(sequence),
+        rebalance_events_schema.TABLE.name: rebalance_events(transition_rows, settings),
+    }
+
+
+def full_rebuild(spark: SparkSession, settings: Settings) -> dict[str, DataFrame]:
+    """Every gold table computed from all of silver, without writing: the reference for incremental runs."""
+    from pipelines.gold.committed_offsets import committed_offsets
+    from pipelines.gold.offset_commit_rate import offset_commit_rate
+
+    commits = read_table(spark, settings, offset_commits.TABLE)
+    frames = group_tables(read_table(spark, settings, group_metadata.TABLE),
+                          read_table(spark, settings, group_members.TABLE), settings)
+    return {committed_offsets_schema.TABLE.name: committed_offsets(commits),
+            offset_commit_rate_schema.TABLE.name: offset_commit_rate(commits), **frames}
+
+
+def refresh_gold(spark: SparkSession, settings: Settings) -> dict[str, int]:
+    """Bring every gold table up to date with silver; return each gold table's row count."""
+    from pyspark.sql import functions as F
+
+    from pipelines.gold.committed_offsets import committed_offsets, merge_commits
+    from pipelines.gold.offset_commit_rate import merge_rates, offset_commit_rate
+
+    ensure_gold_tables(spark, settings)
+    done = {row["source_table"]: row["version"] for row in read_table(spark, settings, refresh_state.TABLE)
+            .collect()}
+    changes: dict[str, SilverChanges] = {}
+    for spec in SOURCES:
+        change = silver_changes(spark, settings, spec, done.get(spec.name))
+        if change is not None:
+            changes[spec.name] = change
+
+    commits = changes.get(offset_commits.TABLE.name)
+    if commits is not None and commits.rows is not None and commits.full:
+        replace_groups(settings, committed_offsets_schema.TABLE, committed_offsets(commits.rows), None)
+        replace_groups(settings, offset_commit_rate_schema.TABLE, offset_commit_rate(commits.rows), None)
+    elif commits is not None and commits.rows is not None:
+        merge_commits(spark, settings, commits.rows)
+        merge_rates(spark, settings, commits.rows, _read_version(spark, settings, offset_commits.TABLE,
+                                                                 commits.version))
+
+    metadata = changes.get(group_metadata.TABLE.name)
+    members = changes.get(group_members.TABLE.name)
+    if metadata is not None and metadata.rows is not None:
+        groups = None if metadata.full else sorted(
+            (r["cluster_name"], r["group"]) for r in metadata.rows.select("cluster_name", "group").distinct().collect())
+        members_version = members.version if members is not None else done.get(group_members.TABLE.name)
+        group_metadata_rows = _read_version(spark, settings, group_metadata.TABLE, metadata.version)
+        member_rows = (_read_version(spark, settings, group_members.TABLE, members_version)
+                       if members_version is not None else spark.createDataFrame([], group_members.TABLE.schema))
+        if groups is not None:
+            scope = F.broadcast(spark.createDataFrame(groups, "cluster_name string, group string"))
+            group_metadata_rows = group_metadata_rows.join(scope, ["cluster_name", "group"], "left_semi")
+            member_rows = member_rows.join(scope, ["cluster_name", "group"], "left_semi")
+        # The affected groups' records are few (one per rebalance): materialise them once for five tables.
+        group_metadata_rows = group_metadata_rows.localCheckpoint()
+        member_rows = member_rows.localCheckpoint()
+        frames = group_tables(group_metadata_rows, member_rows, settings)
+        for spec in GROUP_TABLES:
+            replace_groups(settings, spec, frames[spec.name], groups)
+
+    if changes:
+        now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+        state = {**done, **{name: change.version for name, change in changes.items()}}
+        rows = [(name, version, now) for name, version in sorted(state.items())]
+        spark.createDataFrame(rows, refresh_state.TABLE.schema).write.format("delta").mode("overwrite") \
+            .save(str(table_path(settings, refresh_state.TABLE)))
+    return {spec.name: read_table(spark, settings, spec).count() for spec in GOLD}
+
+
+def replace_groups(settings: Settings, spec: TableSpec, rows: DataFrame, groups: list[tuple[str, str]] | None
+                   ) -> None:
+    """Make ``spec``'s rows of ``groups`` [(cluster_name, group)] exactly ``rows``, in one atomic Delta commit.
+
+    ``replaceWhere`` removes those groups' rows and adds ``rows`` together, so rows of other groups
+    are never touched and a repeated call leaves the same content. ``groups=None`` replaces the table.
+    """
+    writer = rows.select(*spec.schema.fieldNames()).write.format("delta").mode("overwrite")
+    if groups is not None:
+        writer = writer.option("replaceWhere", _groups_predicate(groups))
+    writer.save(str(table_path(settings, spec)))
+
+
+def _groups_predicate(groups: list[tuple[str, str]]) -> str:
+    def quote(text: str) -> str:
+        return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+    by_cluster: dict[str, list[str]] = {}
+    for cluster, group in groups:
+        by_cluster.setdefault(cluster, []).append(group)
+    return " OR ".join(f"(cluster_name = {quote(cluster)} AND `group` IN ({', '.join(map(quote, sorted(names)))}))"
+                       for cluster, names in sorted(by_cluster.items()))
+
+
+def _read_version(spark: SparkSession, settings: Settings, spec: TableSpec, version: int) -> DataFrame:
+    return spark.read.format("delta").option("versionAsOf", version).load(str(table_path(settings, spec)))
+
+
+def _log_dir(settings: Settings, spec: TableSpec) -> Path:
+    return table_path(settings, spec) / "_delta_log"
+
+
+def latest_version(settings: Settings, spec: TableSpec) -> int | None:
+    """The table's newest Delta version (highest commit file), or None when the table does not exist."""
+    log = _log_dir(settings, spec)
+    versions = [int(p.name.split(".")[0]) for p in log.glob("*.json") if p.name.split(".")[0].isdigit()] \
+        if log.is_dir() else []
+    return max(versions) if versions else None
+
+
+def silver_changes(spark: SparkSession, settings: Settings, spec: TableSpec, after: int | None
+                   ) -> SilverChanges | None:
+    """What ``spec`` gained after version ``after`` (None: never read); None when nothing is new."""
+    version = latest_version(settings, spec)
+    if version is None or (after is not None and version <= after):
+        return None
+    if after is None:
+        return SilverChanges(version, _read_version(spark, settings, spec, version), full=True)
+    added: list[str] = []
+    for v in range(after + 1, version + 1):
+        commit = _log_dir(settings, spec) / f"{v:020d}.json"
+        if not commit.is_file():
+            return SilverChanges(version, _read_version(spark, settings, spec, version), full=True)
+        for line in commit.read_text(encoding="utf-8").splitlines():
+            action = json.loads(line) if line.strip() else {}
+            if "remove" in action and action["remove"].get("dataChange", True):
+                return SilverChanges(version, _read_version(spark, settings, spec, version), full=True)
+            if "add" in action and action["add"].get("dataChange", True):
+                added.append(str(table_path(settings, spec) / unquote(action["add"]["path"])))
+    if not added:
+        return SilverChanges(version, None, full=False)
+    schema = delta_schema(spec)
+    physical = type(schema)([f for f in schema.fields if f.name not in spec.partition_by])
+    rows = spark.read.schema(physical).parquet(*added)
+    if "commit_date" in spec.partition_by:  # silver.offset_commits: the partition value is to_date(record time)
+        from pyspark.sql import functions as F
+
+        rows = rows.withColumn("commit_date", F.to_date("record_timestamp"))
+    return SilverChanges(version, rows, full=False)

@@ -1,0 +1,57 @@
+"""gold.rebalance_events: one row per completed rebalance, and per static member restart without one."""
+
+from __future__ import annotations
+
+from pyspark.sql import types as T
+
+from schemas.table_spec import TableSpec, column
+
+STRINGS = T.ArrayType(T.StringType(), False)
+
+TABLE = TableSpec(
+    name="gold.rebalance_events",
+    description=(
+        "Completed rebalances of classic groups (a new recorded generation) and static member restarts that "
+        "kept the generation. Causes are inferred from the records before and after, and are likely causes."
+    ),
+    schema=T.StructType([
+        column("cluster_name", T.StringType(), "the cluster", False),
+        column("group", T.StringType(), "consumer group id", False),
+        column("event_type", T.StringType(),
+               "'rebalance' (a new generation was recorded) or 'static_member_restart' (a static member rejoined "
+               "with a new member id and kept its assignment, same generation: no rebalance)", False),
+        column("from_generation", T.IntegerType(), "the last recorded generation before", False),
+        column("to_generation", T.IntegerType(), "the generation after (skips generations cut short)", False),
+        column("last_stable_at", T.TimestampType(),
+               "append time of the last record before: the group was known Stable (or Empty) then"),
+        column("join_completed_at", T.TimestampType(), "currentStateTimestamp of the new generation"),
+        column("stable_at", T.TimestampType(), "append time of the record after: Stable (or Empty) again", False),
+        column("duration_upper_bound_ms", T.LongType(),
+               "stable_at - last_stable_at: the rebalance took at most this long (it started unrecorded)"),
+        column("members_before", T.IntegerType(), "members in the last record before", False),
+        column("members_after", T.IntegerType(), "members in the record after", False),
+        column("members_joined", STRINGS, "member ids new in the record after (static restarts excluded)", False),
+        column("members_left", STRINGS, "member ids gone from the record after (static restarts excluded)", False),
+        column("members_kept", T.IntegerType(), "members (by static id or member id) in both", False),
+        column("static_restarts", STRINGS, "group.instance.ids that came back with a new member id", False),
+        column("partitions_moved", T.IntegerType(), "partitions assigned before and after to different owners",
+               False),
+        column("partitions_kept", T.IntegerType(), "partitions with the same owner before and after", False),
+        column("likely_cause", T.StringType(),
+               "LIKELY cause, from the records: member_joined; member_left (not a session expiry: the next "
+               "generation formed sooner than the departed member's session timeout after it last joined, so "
+               "a LeaveGroup -- also sent on poll timeout -- or a drop for not rejoining/syncing in time); "
+               "member_left_or_vanished (LeaveGroup, session timeout or crash: records cannot tell them apart); "
+               "members_joined_and_left; static_member_rejoined; subscription_changed; metadata_changed (more "
+               "partitions assigned than ever before: partitions added); leader_rejoined (same members and "
+               "subscriptions, e.g. a cooperative follow-up rebalance); static_member_restart (no rebalance)"),
+        column("protocol", T.StringType(), "assignor after the rebalance"),
+        column("rebalance_protocol", T.StringType(),
+               "'cooperative' (cooperative-sticky) or 'eager' (range, roundrobin, sticky); null for others"),
+        column("rebalances_in_window", T.IntegerType(),
+               "rebalances of the group completed within gold.storm_window_minutes up to this one (itself "
+               "included); null for restarts"),
+        column("is_storm", T.BooleanType(), "rebalances_in_window >= gold.storm_rebalances"),
+    ]),
+    key=("cluster_name", "group", "stable_at", "event_type", "to_generation"),
+)
