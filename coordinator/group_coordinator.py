@@ -428,33 +428,23 @@ class GroupCoordinator:
                 assignment = group.group_assignment()
 
                 def on_append() -> None:
-                    if request.version >= 9:  # JoinGroupRequest.supportsSkippingAssignment
-                        is_leader = group.is_leader(new_member_id)
-                        group.complete_join_future(
-                            new_member,
-                            JoinGroupResponse(
-                                Errors.NONE,
-                                member_id=new_member_id,
-                                generation_id=group.generation_id,
-                                protocol_type=group.protocol_type,
-                                protocol_name=group.protocol_name,
-                                leader=group.leader_id,
-                                skip_assignment=is_leader,
-                                members=group.current_classic_group_members() if is_leader else (),
-                            ),
-                        )
-                    else:
-                        group.complete_join_future(
-                            new_member,
-                            JoinGroupResponse(
-                                Errors.NONE,
-                                member_id=new_member_id,
-                                generation_id=group.generation_id,
-                                protocol_type=group.protocol_type,
-                                protocol_name=group.protocol_name,
-                                leader=group.leader_id,
-                            ),
-                        )
+                    # A static leader that rejoins is told to skip the assignment (and given the
+                    # members) only if its JoinGroup version supports it (v9+,
+                    # JoinGroupRequest.supportsSkippingAssignment); older leaders get a plain answer.
+                    skip = request.version >= 9 and group.is_leader(new_member_id)
+                    group.complete_join_future(
+                        new_member,
+                        JoinGroupResponse(
+                            Errors.NONE,
+                            member_id=new_member_id,
+                            generation_id=group.generation_id,
+                            protocol_type=group.protocol_type,
+                            protocol_name=group.protocol_name,
+                            leader=group.leader_id,
+                            skip_assignment=skip,
+                            members=group.current_classic_group_members() if skip else (),
+                        ),
+                    )
                     self.events.assignment_stored(group, self.clock.now)
 
                 return _Result([group_metadata_record(group, assignment, self.kafka_version)], on_append)
