@@ -12,11 +12,24 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from cli import coordinator_partition, decode, demo, gold, ingest, jvm, kafka, lag, simulate, snapshot_end_offsets
+from cli import (
+    coordinator_partition,
+    decode,
+    demo,
+    gold,
+    ingest,
+    jvm,
+    kafka,
+    lag,
+    simulate,
+    snapshot_end_offsets,
+    validate,
+)
 from cli.errors import CommandError
 from conf.settings import ConfigError
 
-SUBCOMMANDS = (kafka, jvm, demo, ingest, simulate, decode, coordinator_partition, snapshot_end_offsets, lag, gold)
+SUBCOMMANDS = (kafka, jvm, demo, ingest, simulate, decode, coordinator_partition, snapshot_end_offsets, lag, gold,
+               validate)
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2

@@ -34,7 +34,9 @@ def run_demo(settings: Settings, *, broker_dir: Path | None = None, topic: str =
              report: Callable[[str], None] = lambda line: None) -> DemoResult:
     from broker.embedded import EmbeddedBroker
     from broker.workload import create_topic, produce_messages, run_members
-    from pipelines.delta_tables import read_table
+    from delta.tables import DeltaTable
+
+    from pipelines.delta_tables import read_table, table_path
     from pipelines.end_offsets import snapshot_end_offsets
     from pipelines.gold.consumer_lag import latest_status, refresh_consumer_lag
     from pipelines.gold.refresh import refresh_gold
@@ -73,7 +75,8 @@ def run_demo(settings: Settings, *, broker_dir: Path | None = None, topic: str =
             report(f"gold refreshed: {gold}")
             refresh_consumer_lag(spark, settings)
             status = latest_status(spark, settings)
-            counts = {name: read_table(spark, settings, spec).count() for name, spec in TABLES.items()}
+            counts = {name: read_table(spark, settings, spec).count() for name, spec in TABLES.items()
+                      if DeltaTable.isDeltaTable(spark, str(table_path(settings, spec)))}
             members = [
                 row.asDict(recursive=True) for row in read_table(spark, settings, TABLES["silver.group_members"])
                 .orderBy("source_partition", "source_offset", "member_id")

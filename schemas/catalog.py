@@ -19,6 +19,7 @@ from schemas import (
     partition_end_offsets,
     quarantine,
     rebalance_events,
+    validation_diffs,
 )
 from schemas.table_spec import TableSpec
 
@@ -31,6 +32,7 @@ SILVER: tuple[TableSpec, ...] = (
 GOLD: tuple[TableSpec, ...] = (
     committed_offsets.TABLE, offset_commit_rate.TABLE, group_generations.TABLE, group_membership.TABLE,
     partition_assignments.TABLE, group_state_history.TABLE, rebalance_events.TABLE, consumer_lag.TABLE,
+    validation_diffs.TABLE,
 )
 TABLES: dict[str, TableSpec] = {
     spec.name: spec for spec in (BRONZE, *SILVER, partition_end_offsets.TABLE, *GOLD)

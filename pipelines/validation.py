@@ -1,0 +1,380 @@
+"""Validate gold against the reference coordinator (``offsetlake validate``).
+
+For each scenario, the reference coordinator (``coordinator.simulate``) gives the records the broker
+would append to ``__consumer_offsets`` and the expected timeline. The records of all scenarios go to
+one plain topic (the scenarios' group names are distinct), one ingest reads them into silver, one
+gold refresh builds gold, and every gold table listed in ``TABLES`` is compared with the expected
+rows per scenario (gold rows restricted to the scenario's groups and the settings' cluster).
+Differences are appended to ``gold.validation_diffs``.
+
+The expected rows are derived from the timeline by the rules of
+``tests/pipelines/gold/test_refresh.py`` (reimplemented here, minimally), which say what the
+records can show:
+
+* a generation is visible only if a GroupMetadata record was written for it (it reached Stable, or
+  it has no members); a generation cut short in CompletingRebalance is not, so the visible
+  generation before it ends when the next *visible* one starts (the last one at the group's removal);
+* record times: the first GroupMetadata record of a generation stands for its
+  currentStateTimestamp; any other record (a static member swap) and a tombstone for its append
+  time. A departure (``valid_to``) is seen at the first record time at or after it;
+* a member's stay starts when the first record lists it: ``max(joined, its first visible
+  generation's start)``; members of no visible generation never appear;
+* PreparingRebalance is never persisted; Empty/CompletingRebalance only show for the start of a
+  visible generation;
+* committed offsets: the last commit per partition, minus partitions whose offset was removed
+  (expiry, OffsetDelete, group deletion) at or after that commit;
+* a generation's ``end_reason`` (gold's likely cause) must stand for the reference's actual cause
+  when exactly one rebalance separates it from the next visible generation (``CAUSES``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from conf.settings import Settings
+from schemas import committed_offsets as committed_offsets_schema
+from schemas import group_generations as group_generations_schema
+from schemas import group_membership as group_membership_schema
+from schemas import group_state_history as group_state_history_schema
+from schemas import partition_assignments as partition_assignments_schema
+from schemas.validation_diffs import TABLE as DIFFS
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from coordinator.simulation import SimulationResult
+
+ROW = "(row)"
+
+# Gold's likely cause (group_generations.end_reason) -> the reference causes it stands for.
+CAUSES = {
+    "member_joined": {"member_joined"}, "member_left": {"member_left", "sync_timeout"},
+    "member_left_or_vanished": {"member_left", "session_timeout", "sync_timeout"},
+    "subscription_changed": {"member_metadata_changed", "static_member_protocol_changed"},
+    "metadata_changed": {"leader_rejoined"}, "leader_rejoined": {"leader_rejoined"},
+    "static_member_rejoined": {"static_member_rejoined", "leader_rejoined", "static_member_protocol_changed"},
+    "group_removed": {"group_deleted", "group_expired"},
+    "members_joined_and_left": {"member_joined", "member_left", "session_timeout", "sync_timeout"},
+}
+
+
+@dataclass(frozen=True)
+class Diff:
+    scenario: str
+    table: str
+    key: str
+    field: str
+    expected: str | None
+    actual: str | None
+
+
+@dataclass
+class ValidationReport:
+    run_id: str
+    validated_at: dt.datetime
+    topic: str
+    scenarios: list[str]
+    results: dict[str, SimulationResult] = field(repr=False)
+    diffs: list[Diff]
+
+    @property
+    def ok(self) -> bool:
+        return not self.diffs
+
+    def counts(self) -> dict[tuple[str, str], int]:
+        """(scenario, table) -> number of differences, for every scenario and compared table."""
+        counts = {(s, spec.name): 0 for s in self.scenarios for spec, _, _ in TABLES}
+        for d in self.diffs:
+            counts[(d.scenario, d.table)] = counts.get((d.scenario, d.table), 0) + 1
+        return counts
+
+
+# ---------------------------------------------------------------- reference rules (see module docstring)
+
+def _group_metadata(result: SimulationResult) -> Iterable[tuple[Any, Any]]:
+    from decoders import decode_record
+
+    for record in result.records:
+        decoded = decode_record(record.key, record.value)
+        if decoded.type == "group_metadata":
+            yield record, decoded
+
+
+def record_times(result: SimulationResult) -> dict[str, list[int]]:
+    """Per group, the time each GroupMetadata record stands for."""
+    times: dict[str, list[int]] = defaultdict(list)
+    generation: dict[str, int | None] = {}
+    for record, decoded in _group_metadata(result):
+        group = decoded.key["group"]
+        if decoded.value is None:
+            times[group].append(record.timestamp)
+            generation[group] = None
+        elif generation.get(group, -1) != decoded.value["generation"]:
+            times[group].append(decoded.value["current_state_timestamp"])
+            generation[group] = decoded.value["generation"]
+        else:
+            times[group].append(record.timestamp)
+    return times
+
+
+def seen_at(times: list[int], moment: int | None) -> int | None:
+    """When the records show something that happened at ``moment``: the first record time at or after it."""
+    if moment is None:
+        return None
+    return next((t for t in times if t >= moment), None)
+
+
+def visible_generations(result: SimulationResult) -> dict[str, list[dict]]:
+    """Per group, the reference's generations that a GroupMetadata record was written for."""
+    recorded: dict[str, set[int]] = defaultdict(set)
+    for _, decoded in _group_metadata(result):
+        if decoded.value is not None:
+            recorded[decoded.key["group"]].add(decoded.value["generation"])
+    return {g["group"]: [gen for gen in g["generations"] if gen["generation"] in recorded[g["group"]]]
+            for g in result.timeline["groups"]}
+
+
+def _removal(result: SimulationResult, group: str) -> int | None:
+    for g in result.timeline["groups"]:
+        if g["group"] == group and g["removals"]:
+            return g["removals"][-1]["at"]
+    return None
+
+
+def expected_group_generations(result: SimulationResult) -> list[dict]:
+    rows = []
+    for group, generations in visible_generations(result).items():
+        for gen, following in zip(generations, [*generations[1:], None], strict=False):
+            consecutive = following is None or following["generation"] == gen["generation"] + 1
+            rows.append({
+                "group": group, "generation": gen["generation"], "protocol_type": gen["protocol_type"],
+                "protocol": gen["protocol"], "leader": gen["leader"], "member_count": gen["member_count"],
+                "started_at": gen["started_at"],
+                "ended_at": following["started_at"] if following else _removal(result, group),
+                # not a gold column: the reference cause, checked against gold's end_reason via CAUSES
+                "end_reason": gen["end_reason"] if consecutive else None,
+            })
+    return rows
+
+
+def expected_group_membership(result: SimulationResult) -> list[dict]:
+    times, visible = record_times(result), visible_generations(result)
+    rows = []
+    for m in result.tables["group_membership"]:
+        if m["first_generation"] is None:
+            continue
+        seen = [g for g in visible[m["group"]] if m["first_generation"] <= g["generation"] <= m["last_generation"]]
+        if not seen:
+            continue  # its generations were all cut short: no record lists it
+        rows.append({
+            "group": m["group"], "member_id": m["member_id"], "group_instance_id": m["group_instance_id"],
+            "client_id": m["client_id"], "client_host": m["client_host"],
+            "session_timeout_ms": m["session_timeout"], "rebalance_timeout_ms": m["rebalance_timeout"],
+            "valid_from": max(m["valid_from"], seen[0]["started_at"]),
+            "valid_to": seen_at(times[m["group"]], m["valid_to"]),
+            "first_generation": seen[0]["generation"], "last_generation": seen[-1]["generation"],
+        })
+    return rows
+
+
+def expected_partition_assignments(result: SimulationResult) -> list[dict]:
+    times = record_times(result)
+    return [{"group": a["group"], "topic": a["topic"], "partition": a["partition"], "member_id": a["member_id"],
+             "client_id": a["client_id"], "generation": a["generation"], "valid_from": a["valid_from"],
+             "valid_to": seen_at(times[a["group"]], a["valid_to"])}
+            for a in result.tables["partition_assignments"]]
+
+
+def expected_group_state_history(result: SimulationResult) -> list[dict]:
+    rows = []
+    for group, generations in visible_generations(result).items():
+        starts = {(g["started_at"], "CompletingRebalance" if g["member_count"] else "Empty") for g in generations}
+        for s in result.tables["group_state_history"]:
+            if s["group"] != group or s["state"] == "PreparingRebalance":
+                continue  # never written
+            if s["state"] in ("Empty", "CompletingRebalance") and (s["at"], s["state"]) not in starts:
+                continue  # a generation without a record
+            rows.append({"group": group, "state": s["state"], "at": s["at"]})
+    return rows
+
+
+def expected_committed_offsets(result: SimulationResult) -> list[dict]:
+    expected: dict[tuple, dict] = {}
+    for c in result.tables["committed_offsets"]:
+        expected[(c["group"], c["topic"], c["partition"])] = {
+            "group": c["group"], "topic": c["topic"], "partition": c["partition"], "offset": c["offset"],
+            "leader_epoch": c["leader_epoch"], "metadata": c["metadata"], "commit_timestamp": c["commit_timestamp"]}
+    for g in result.timeline["groups"]:
+        for removal in g["offset_removals"]:
+            key = (g["group"], removal["topic"], removal["partition"])
+            if key in expected and expected[key]["commit_timestamp"] <= removal["at"]:
+                del expected[key]
+    return list(expected.values())
+
+
+# (table spec, key columns, expected rows); the compared fields are the expected rows' other keys.
+TABLES: tuple[tuple[Any, tuple[str, ...], Callable[[SimulationResult], list[dict]]], ...] = (
+    (group_generations_schema.TABLE, ("group", "generation", "started_at"), expected_group_generations),
+    (group_membership_schema.TABLE, ("group", "member_id", "valid_from"), expected_group_membership),
+    (partition_assignments_schema.TABLE, ("group", "topic", "partition", "valid_from"),
+     expected_partition_assignments),
+    (group_state_history_schema.TABLE, ("group", "state", "at"), expected_group_state_history),
+    (committed_offsets_schema.TABLE, ("group", "topic", "partition"), expected_committed_offsets),
+)
+
+
+# ---------------------------------------------------------------- comparison
+
+def _json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True, default=str)
+
+
+def _keyed(rows: list[dict], key: tuple[str, ...]) -> dict[str, dict]:
+    """Rows by their key string; a repeated key gets ' #2', ' #3', ... (rows ordered by their content)."""
+    out: dict[str, dict] = {}
+    for row in sorted(rows, key=repr):
+        base = ", ".join(f"{k}={row[k]}" for k in key)
+        name, n = base, 1
+        while name in out:
+            n += 1
+            name = f"{base} #{n}"
+        out[name] = row
+    return out
+
+
+def compare_table(scenario: str, table: str, key: tuple[str, ...], expected: list[dict],
+                  actual: list[dict]) -> list[Diff]:
+    """Differences between expected and actual rows, matched on ``key``; fields are the expected rows' columns.
+
+    ``end_reason`` (group_generations) is compared through ``CAUSES``: the expected value is the
+    reference's cause (None: not checked), the actual gold's likely cause.
+    """
+    diffs = []
+    fields = sorted({f for row in expected for f in row} - set(key))
+    exp, act = _keyed(expected, key), _keyed(actual, key)
+    for name in sorted(exp.keys() | act.keys()):
+        e, a = exp.get(name), act.get(name)
+        if a is None or e is None:
+            shown = a and {f: a.get(f) for f in [*key, *fields]}
+            diffs.append(Diff(scenario, table, name, ROW, _json(e), _json(shown)))
+            continue
+        for f in fields:
+            if f == "end_reason":
+                if e[f] is not None and e[f] not in CAUSES.get(a.get(f), set()):
+                    diffs.append(Diff(scenario, table, name, f, _json(e[f]), _json(a.get(f))))
+            elif e[f] != a.get(f):
+                diffs.append(Diff(scenario, table, name, f, _json(e[f]), _json(a.get(f))))
+    return diffs
+
+
+def _rows(frame: DataFrame) -> list[dict]:
+    """Rows as dicts, timestamps as epoch milliseconds (the simulator's unit)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    columns = [F.unix_millis(f.name).alias(f.name) if isinstance(f.dataType, T.TimestampType) else F.col(f.name)
+               for f in frame.schema.fields]
+    return [row.asDict(recursive=True) for row in frame.select(*columns).collect()]
+
+
+def compare(spark: SparkSession, settings: Settings, results: dict[str, SimulationResult]) -> list[Diff]:
+    """Compare every table of ``TABLES`` in gold with each scenario's expected rows."""
+    from pyspark.sql import functions as F
+
+    from pipelines.delta_tables import read_table
+
+    groups = {name: {g["group"] for g in r.timeline["groups"]} for name, r in results.items()}
+    all_groups = sorted(set().union(*groups.values())) if groups else []
+    diffs: list[Diff] = []
+    for spec, key, expected_rows in TABLES:
+        frame = read_table(spark, settings, spec).where(
+            (F.col("cluster_name") == settings.cluster_name) & F.col("group").isin(all_groups))
+        by_group: dict[str, list[dict]] = defaultdict(list)
+        for row in _rows(frame):
+            by_group[row["group"]].append(row)
+        for name, result in results.items():
+            actual = [row for g in sorted(groups[name]) for row in by_group.get(g, [])]
+            diffs.extend(compare_table(name, spec.name, key, expected_rows(result), actual))
+    return diffs
+
+
+def write_diffs(spark: SparkSession, settings: Settings, diffs: Sequence[Diff], run_id: str,
+                validated_at: dt.datetime) -> None:
+    """Append ``diffs`` to gold.validation_diffs (created if missing); written once per run_id."""
+    from pipelines.delta_tables import ensure_table, idempotent_append
+
+    ensure_table(spark, settings, DIFFS)
+    if not diffs:
+        return
+    rows = [(settings.cluster_name, d.scenario, d.table, d.key, d.field, d.expected, d.actual, run_id, validated_at)
+            for d in diffs]
+    frame = spark.createDataFrame(rows, schema=DIFFS.schema)
+    idempotent_append(frame, settings, DIFFS, app_id=f"validate-{run_id}", version=1)
+
+
+# ---------------------------------------------------------------- the whole run
+
+def scenario_name(path: str | Path) -> str:
+    return Path(path).stem
+
+
+def build_gold(spark: SparkSession, settings: Settings, results: dict[str, SimulationResult], topic: str) -> None:
+    """Produce all scenarios' records to a new ``topic``, ingest it once and refresh gold once."""
+    from broker.workload import create_topic
+    from cli.simulate import produce_records
+    from pipelines.gold.refresh import refresh_gold
+    from pipelines.ingest import IngestOptions, run_ingest
+
+    client = settings.kafka.librdkafka_config()
+    records = [rec for r in results.values() for rec in r.records]
+    partitions = max([r.timeline["offsets_topic_partitions"] for r in results.values()]
+                     + [rec.partition + 1 for rec in records] + [1])
+    # retention.ms=-1: the scenarios' timestamps are in the past; time-based retention would delete them.
+    create_topic(client, topic, partitions=partitions, config={"retention.ms": "-1"})
+    produce_records(client, topic, records)
+    run_ingest(spark, settings, IngestOptions(topic=topic, once=True))
+    refresh_gold(spark, settings)
+
+
+def check(spark: SparkSession, settings: Settings, results: dict[str, SimulationResult], topic: str = "",
+          run_id: str | None = None) -> ValidationReport:
+    """Compare gold (already built) with ``results`` and record the differences."""
+    run_id = run_id or uuid.uuid4().hex
+    validated_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    diffs = compare(spark, settings, results)
+    write_diffs(spark, settings, diffs, run_id, validated_at)
+    return ValidationReport(run_id=run_id, validated_at=validated_at, topic=topic, scenarios=list(results),
+                            results=results, diffs=diffs)
+
+
+def validate(spark: SparkSession, settings: Settings, scenarios: Sequence[str | Path],
+             topic_prefix: str = "offsetlake-validate", kafka_version: str = "4.2") -> ValidationReport:
+    """Simulate ``scenarios``, build gold from their records through the real pipeline, compare, record.
+
+    The scenarios' group names must be distinct (they share one topic and one gold).
+    """
+    from coordinator import simulate
+
+    results: dict[str, SimulationResult] = {}
+    owner: dict[str, str] = {}
+    for path in scenarios:
+        name = scenario_name(path)
+        if name in results:
+            raise ValueError(f"scenario {name} given twice")
+        result = simulate(str(path), kafka_version=kafka_version)
+        for g in result.timeline["groups"]:
+            if g["group"] in owner:
+                raise ValueError(f"scenarios {owner[g['group']]} and {name} both use group {g['group']}")
+            owner[g["group"]] = name
+        results[name] = result
+    run_id = uuid.uuid4().hex
+    topic = f"{topic_prefix}-{run_id[:8]}"
+    build_gold(spark, settings, results, topic)
+    return check(spark, settings, results, topic=topic, run_id=run_id)

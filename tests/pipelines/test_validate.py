@@ -1,0 +1,87 @@
+"""``offsetlake validate``: gold agrees with the reference coordinator over the whole scenario suite.
+
+One call runs every scenario of ``conf/scenarios/`` (one topic, one ingest, one gold refresh); a
+tampered expectation must then show up as a difference row and a failing exit status.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from pipelines.delta_tables import read_table
+from pipelines.validation import check, validate
+from schemas.committed_offsets import TABLE as COMMITTED_OFFSETS
+from schemas.validation_diffs import TABLE as DIFFS
+
+pytestmark = [pytest.mark.broker, pytest.mark.spark]
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = sorted((ROOT / "conf" / "scenarios").glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def suite(spark, kafka_broker, base_settings, tmp_path_factory):  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    from conf.settings import KafkaSettings
+
+    settings = dataclasses.replace(
+        base_settings, warehouse=str(tmp_path_factory.mktemp("validate") / "warehouse"),
+        kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers))
+    return settings, validate(spark, settings, SCENARIOS, topic_prefix="validate-test")
+
+
+def test_gold_matches_the_reference_for_every_scenario(spark, suite) -> None:  # type: ignore[no-untyped-def]
+    settings, report = suite
+    assert len(SCENARIOS) == 10
+    assert report.scenarios == [p.stem for p in SCENARIOS]
+    assert [(d.scenario, d.table, d.key, d.field, d.expected, d.actual) for d in report.diffs] == []
+    assert report.ok
+    assert all(n == 0 for n in report.counts().values()) and len(report.counts()) == 10 * 5
+    assert read_table(spark, settings, DIFFS).count() == 0
+
+
+def _last_commits(result) -> dict[int, tuple]:  # type: ignore[no-untyped-def]
+    """Index of each partition's last expected commit -> (group, topic, partition)."""
+    last = {(c["group"], c["topic"], c["partition"]): i for i, c in enumerate(result.tables["committed_offsets"])}
+    return {i: k for k, i in last.items()}
+
+
+def test_a_tampered_expected_offset_is_a_difference_and_fails(spark, suite, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    settings, report = suite
+    # Tamper the last expected commit of a partition whose offset gold keeps (not removed later).
+    kept = {(r["group"], r["topic"], r["partition"])
+            for r in read_table(spark, settings, COMMITTED_OFFSETS).collect()}
+    name, index = next((name, i) for name in report.scenarios
+                       for i, c in _last_commits(report.results[name]).items() if c in kept)
+    tampered = copy.deepcopy(report.results[name])
+    tampered.tables["committed_offsets"][index]["offset"] += 1
+
+    bad = check(spark, settings, {name: tampered}, topic=report.topic)
+    assert not bad.ok
+    assert [(d.table, d.field) for d in bad.diffs] == [("gold.committed_offsets", "offset")]
+    diff = bad.diffs[0]
+    assert int(diff.expected) == int(diff.actual) + 1
+    rows = read_table(spark, settings, DIFFS).where(f"run_id = '{bad.run_id}'").collect()
+    assert [(r["scenario"], r["table"], r["field"], r["cluster_name"]) for r in rows] == \
+        [(name, "gold.committed_offsets", "offset", settings.cluster_name)]
+
+    # The command exits 1 and prints the count per scenario and table.
+    import cli.validate
+    import pipelines.spark_session
+    import pipelines.validation
+    from cli.main import main
+
+    class _NoStop:
+        def stop(self) -> None:  # the session fixture's SparkSession must survive
+            pass
+
+    monkeypatch.setattr(pipelines.spark_session, "build_spark_session", lambda s: _NoStop())
+    monkeypatch.setattr(pipelines.validation, "validate", lambda *a, **k: bad)
+    assert main(["validate", str(SCENARIOS[0])]) == 1
+    out = capsys.readouterr()
+    assert f"{name}\tgold.committed_offsets\t1" in out.out.splitlines()
+    assert "1 differences" in out.err
+    assert cli.validate.report_exit_code(report) == 0
