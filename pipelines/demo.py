@@ -32,10 +32,10 @@ class DemoResult:
 def run_demo(settings: Settings, *, broker_dir: Path | None = None, topic: str = "demo-orders",
              partitions: int = 4, messages: int = 400,
              report: Callable[[str], None] = lambda line: None) -> DemoResult:
-    from broker.embedded import EmbeddedBroker
-    from broker.workload import create_topic, produce_messages, run_members
     from delta.tables import DeltaTable
 
+    from broker.embedded import EmbeddedBroker
+    from broker.workload import create_topic, produce_messages, run_members
     from pipelines.delta_tables import read_table, table_path
     from pipelines.end_offsets import snapshot_end_offsets
     from pipelines.gold.consumer_lag import latest_status, refresh_consumer_lag
