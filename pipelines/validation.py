@@ -141,7 +141,8 @@ def visible_generations(result: SimulationResult) -> dict[str, list[dict]]:
             for g in result.timeline["groups"]}
 
 
-def _removal(result: SimulationResult, group: str) -> int | None:
+def removal_time(result: SimulationResult, group: str) -> int | None:
+    """When the reference removed ``group`` (deleted or expired), if it did."""
     for g in result.timeline["groups"]:
         if g["group"] == group and g["removals"]:
             return g["removals"][-1]["at"]
@@ -157,7 +158,7 @@ def expected_group_generations(result: SimulationResult) -> list[dict]:
                 "group": group, "generation": gen["generation"], "protocol_type": gen["protocol_type"],
                 "protocol": gen["protocol"], "leader": gen["leader"], "member_count": gen["member_count"],
                 "started_at": gen["started_at"],
-                "ended_at": following["started_at"] if following else _removal(result, group),
+                "ended_at": following["started_at"] if following else removal_time(result, group),
                 # not a gold column: the reference cause, checked against gold's end_reason via CAUSES
                 "end_reason": gen["end_reason"] if consecutive else None,
             })

@@ -31,10 +31,10 @@ from broker.workload import create_topic
 from cli.simulate import produce_records
 from conf.settings import GoldSettings, KafkaSettings
 from coordinator import simulate
-from decoders import decode_record
 from pipelines.delta_tables import read_table
 from pipelines.gold.refresh import GOLD, full_rebuild, refresh_gold
 from pipelines.ingest import IngestOptions, run_ingest
+from pipelines.validation import CAUSES, record_times, removal_time, seen_at, visible_generations
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 ROOT = Path(__file__).resolve().parents[3]
@@ -94,73 +94,12 @@ def _gold(run, table: str) -> list[dict]:  # type: ignore[no-untyped-def]
     return run["gold"][f"gold.{table}"]
 
 
-def _record_times(result) -> dict[str, list[int]]:  # type: ignore[no-untyped-def]
-    """Per group, the time each GroupMetadata record stands for (see the module docstring)."""
-    times: dict[str, list[int]] = defaultdict(list)
-    generation: dict[str, int | None] = {}
-    for record in result.records:
-        decoded = decode_record(record.key, record.value)
-        if decoded.type != "group_metadata":
-            continue
-        group = decoded.key["group"]
-        if decoded.value is None:
-            times[group].append(record.timestamp)
-            generation[group] = None
-        elif generation.get(group, -1) != decoded.value["generation"]:
-            times[group].append(decoded.value["current_state_timestamp"])
-            generation[group] = decoded.value["generation"]
-        else:
-            times[group].append(record.timestamp)
-    return times
-
-
-def _seen_at(times: list[int], moment: int | None) -> int | None:
-    """When the records show something that happened at ``moment``: the first record time at or after it."""
-    if moment is None:
-        return None
-    return next((t for t in times if t >= moment), None)
-
-
-def _visible_generations(result) -> dict[str, list[dict]]:  # type: ignore[no-untyped-def]
-    """The reference's generations that a GroupMetadata record was written for.
-
-    Not written: a generation cut short in CompletingRebalance, and generation 0 of a group
-    created by a simple consumer's commit (only a tombstone is written for it, at removal).
-    """
-    recorded = defaultdict(set)
-    for record in result.records:
-        decoded = decode_record(record.key, record.value)
-        if decoded.type == "group_metadata" and decoded.value is not None:
-            recorded[decoded.key["group"]].add(decoded.value["generation"])
-    return {g["group"]: [gen for gen in g["generations"] if gen["generation"] in recorded[g["group"]]]
-            for g in result.timeline["groups"]}
-
-
-def _removal(result, group: str) -> int | None:  # type: ignore[no-untyped-def]
-    for g in result.timeline["groups"]:
-        if g["group"] == group and g["removals"]:
-            return g["removals"][-1]["at"]
-    return None
-
-
-# Gold's likely cause -> the reference causes it stands for.
-CAUSES = {
-    "member_joined": {"member_joined"}, "member_left": {"member_left", "sync_timeout"},
-    "member_left_or_vanished": {"member_left", "session_timeout", "sync_timeout"},
-    "subscription_changed": {"member_metadata_changed", "static_member_protocol_changed"},
-    "metadata_changed": {"leader_rejoined"}, "leader_rejoined": {"leader_rejoined"},
-    "static_member_rejoined": {"static_member_rejoined", "leader_rejoined", "static_member_protocol_changed"},
-    "group_removed": {"group_deleted", "group_expired"},
-    "members_joined_and_left": {"member_joined", "member_left", "session_timeout", "sync_timeout"},
-}
-
-
 def test_group_generations_are_the_reference_generations_that_records_show(run) -> None:  # type: ignore[no-untyped-def]
     expected, causes = [], []
     for result in run["results"]:
-        for group, generations in _visible_generations(result).items():
+        for group, generations in visible_generations(result).items():
             for gen, following in zip(generations, [*generations[1:], None], strict=False):
-                ended = following["started_at"] if following else _removal(result, group)
+                ended = following["started_at"] if following else removal_time(result, group)
                 expected.append((group, gen["generation"], gen["protocol_type"], gen["protocol"], gen["leader"],
                                  gen["member_count"], gen["started_at"], ended))
                 consecutive = following is None or following["generation"] == gen["generation"] + 1
@@ -180,7 +119,7 @@ def test_group_generations_are_the_reference_generations_that_records_show(run) 
 def test_group_membership_has_every_member_of_a_recorded_generation_with_record_times(run) -> None:  # type: ignore[no-untyped-def]
     expected = []
     for result in run["results"]:
-        times, visible = _record_times(result), _visible_generations(result)
+        times, visible = record_times(result), visible_generations(result)
         for m in result.tables["group_membership"]:
             if m["first_generation"] is None:
                 continue
@@ -189,7 +128,7 @@ def test_group_membership_has_every_member_of_a_recorded_generation_with_record_
                 continue  # its generations were all cut short: no record lists it
             expected.append((m["group"], m["member_id"], m["group_instance_id"], m["client_id"], m["client_host"],
                              m["session_timeout"], m["rebalance_timeout"], max(m["valid_from"], seen[0]["started_at"]),
-                             _seen_at(times[m["group"]], m["valid_to"]), seen[0]["generation"],
+                             seen_at(times[m["group"]], m["valid_to"]), seen[0]["generation"],
                              seen[-1]["generation"]))
     actual = [(r["group"], r["member_id"], r["group_instance_id"], r["client_id"], r["client_host"],
                r["session_timeout_ms"], r["rebalance_timeout_ms"], r["valid_from"], r["valid_to"],
@@ -200,10 +139,10 @@ def test_group_membership_has_every_member_of_a_recorded_generation_with_record_
 def test_partition_assignments_are_the_stored_assignments_until_the_next_record(run) -> None:  # type: ignore[no-untyped-def]
     expected = []
     for result in run["results"]:
-        times = _record_times(result)
+        times = record_times(result)
         for a in result.tables["partition_assignments"]:
             expected.append((a["group"], a["topic"], a["partition"], a["member_id"], a["client_id"],
-                             a["generation"], a["valid_from"], _seen_at(times[a["group"]], a["valid_to"])))
+                             a["generation"], a["valid_from"], seen_at(times[a["group"]], a["valid_to"])))
     actual = [(r["group"], r["topic"], r["partition"], r["member_id"], r["client_id"], r["generation"],
                r["valid_from"], r["valid_to"]) for r in _gold(run, "partition_assignments")]
     assert sorted(actual, key=repr) == sorted(expected, key=repr)
@@ -213,7 +152,7 @@ def test_group_state_history_is_the_reference_sequence_without_unpersisted_state
     order = {"Empty": 0, "CompletingRebalance": 1, "Stable": 2, "Dead": 3}
     expected = []
     for result in run["results"]:
-        for group, generations in _visible_generations(result).items():
+        for group, generations in visible_generations(result).items():
             starts = {(g["started_at"], "CompletingRebalance" if g["member_count"] else "Empty") for g in generations}
             for s in result.tables["group_state_history"]:
                 if s["group"] != group or s["state"] == "PreparingRebalance":
@@ -258,7 +197,7 @@ def test_rebalance_events_have_one_row_per_new_generation_and_flag_storms(run) -
     rows = _gold(run, "rebalance_events")
     rebalances = [r for r in rows if r["event_type"] == "rebalance"]
     expected = sorted((group, gen["generation"]) for result in run["results"]
-                      for group, gens in _visible_generations(result).items() for gen in gens[1:])
+                      for group, gens in visible_generations(result).items() for gen in gens[1:])
     assert sorted((r["group"], r["to_generation"]) for r in rebalances) == expected
     assert all(r["duration_upper_bound_ms"] >= 0 for r in rebalances)
     storms = {r["group"] for r in rebalances if r["is_storm"]}
