@@ -11,15 +11,23 @@ from cli.settings_arg import settings_from
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "gold", help="refresh the gold tables (generations, members, assignments, rebalances, offsets) from silver",
+        "gold", help="refresh the gold tables (generations, members, assignments, rebalances, offsets) from silver, "
+             "for classic and KIP-848 groups",
         description=(
             "Bring the gold tables up to date with silver: gold.committed_offsets, gold.offset_commit_rate, "
             "gold.group_generations, gold.group_membership, gold.partition_assignments, "
-            "gold.group_state_history and gold.rebalance_events. Only silver rows added since the last refresh "
-            "are read (gold._refresh_state keeps the silver Delta versions already applied) and only the groups "
-            "they touch are recomputed; running it again with nothing new writes nothing. Run `offsetlake "
+            "gold.group_state_history and gold.rebalance_events. The group tables cover classic groups "
+            "(GroupMetadata records) and KIP-848 consumer groups (group.protocol=consumer; column group_type "
+            "tells them apart): for those, one generation per group epoch, members with their member epochs, "
+            "current and target assignments and partitions pending revocation, and the states Assigning, "
+            "Reconciling, Stable, Empty and Dead derived from the epochs. Only silver rows added since the last "
+            "refresh are read (gold._refresh_state keeps the silver Delta versions already applied) and only the "
+            "groups they touch are recomputed; running it again with nothing new writes nothing. Run `offsetlake "
             "ingest` first. The storm flag of gold.rebalance_events is set by the [gold] settings "
-            "storm_rebalances and storm_window_minutes. Prints each gold table's row count."
+            "storm_rebalances and storm_window_minutes. KIP-848 records name topics by id: ids that no offset "
+            "commit or group record names are looked up on the cluster (Admin describe_topics; [gold] "
+            "resolve_topic_ids, topic_lookup_timeout_seconds); unresolved ids keep a null topic. Prints each "
+            "gold table's row count."
         ),
     )
     parser.set_defaults(run=run)

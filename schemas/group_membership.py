@@ -10,7 +10,9 @@ TABLE = TableSpec(
     name="gold.group_membership",
     description=(
         "One row per member id seen in a classic group's GroupMetadata records (SCD2). Times are what records "
-        "show: a member that joined and left within one rebalance never appears."
+        "show: a member that joined and left within one rebalance never appears. KIP-848 members (group_type "
+        "'consumer'): from their ConsumerGroupMemberMetadata record to its tombstone (left or fenced), one row "
+        "per stay (a fenced member rejoining with its member id gets another row)."
     ),
     schema=T.StructType([
         column("cluster_name", T.StringType(), "the cluster", False),
@@ -19,7 +21,9 @@ TABLE = TableSpec(
         column("group_instance_id", T.StringType(), "static membership id (KIP-345); null for dynamic members"),
         column("client_id", T.StringType(), "client.id"),
         column("client_host", T.StringType(), "host the member connected from"),
-        column("session_timeout_ms", T.IntegerType(), "session timeout (last record)"),
+        column("session_timeout_ms", T.IntegerType(),
+               "session timeout (last record); null for KIP-848 members (a broker setting), except classic "
+               "members of a consumer group (upgrade path)"),
         column("rebalance_timeout_ms", T.IntegerType(), "rebalance timeout, max.poll.interval.ms (last record)"),
         column("valid_from", T.TimestampType(),
                "first record listing it: its generation's start (currentStateTimestamp), or the record time of "
@@ -27,8 +31,22 @@ TABLE = TableSpec(
         column("valid_to", T.TimestampType(),
                "the first later record without it (next generation's start, a swap, Empty or the tombstone): "
                "an upper bound of when it left; null while a member"),
-        column("first_generation", T.IntegerType(), "first recorded generation listing it", False),
-        column("last_generation", T.IntegerType(), "last recorded generation listing it", False),
+        column("first_generation", T.IntegerType(),
+               "first recorded generation listing it; KIP-848: the group epoch after its join", False),
+        column("last_generation", T.IntegerType(),
+               "last recorded generation listing it; KIP-848: the last group epoch it was a member in", False),
+        column("group_type", T.StringType(),
+               "'classic' (GroupMetadata records) or 'consumer' (KIP-848, group.protocol=consumer: group epochs)",
+               False),
+        column("rack_id", T.StringType(), "client.rack (KIP-848 members); null otherwise"),
+        column("subscribed_topics", T.ArrayType(T.StringType(), False),
+               "subscribed topic names as recorded (last record); KIP-848: SubscribedTopicNames"),
+        column("subscribed_topic_regex", T.StringType(), "KIP-848 regex subscription (SubscribedTopicRegex)"),
+        column("server_assignor", T.StringType(), "KIP-848 group.remote.assignor the member asked for, if any"),
+        column("first_member_epoch", T.IntegerType(),
+               "KIP-848: lowest member epoch in its current-assignment records during the stay; null for classic"),
+        column("last_member_epoch", T.IntegerType(),
+               "KIP-848: highest member epoch in its current-assignment records during the stay; null for classic"),
     ]),
-    key=("cluster_name", "group", "member_id"),
+    key=("cluster_name", "group", "member_id", "valid_from"),
 )

@@ -12,7 +12,9 @@ TABLE = TableSpec(
     name="gold.rebalance_events",
     description=(
         "Completed rebalances of classic groups (a new recorded generation) and static member restarts that "
-        "kept the generation. Causes are inferred from the records before and after, and are likely causes."
+        "kept the generation. Causes are inferred from the records before and after, and are likely causes. "
+        "KIP-848 groups (group_type 'consumer'): one row per group epoch at which the group settled (Stable, "
+        "or Empty), measured against the previous settled epoch (epoch 0, no members, for a new group)."
     ),
     schema=T.StructType([
         column("cluster_name", T.StringType(), "the cluster", False),
@@ -23,11 +25,15 @@ TABLE = TableSpec(
         column("from_generation", T.IntegerType(), "the last recorded generation before", False),
         column("to_generation", T.IntegerType(), "the generation after (skips generations cut short)", False),
         column("last_stable_at", T.TimestampType(),
-               "append time of the last record before: the group was known Stable (or Empty) then"),
-        column("join_completed_at", T.TimestampType(), "currentStateTimestamp of the new generation"),
+               "append time of the last record before: the group was known Stable (or Empty) then; KIP-848: "
+               "when it settled at from_generation (null for a new group)"),
+        column("join_completed_at", T.TimestampType(),
+               "currentStateTimestamp of the new generation; KIP-848: when the target assignment of the last "
+               "epoch was installed (null when it settled Empty)"),
         column("stable_at", T.TimestampType(), "append time of the record after: Stable (or Empty) again", False),
         column("duration_upper_bound_ms", T.LongType(),
-               "stable_at - last_stable_at: the rebalance took at most this long (it started unrecorded)"),
+               "stable_at - last_stable_at: the rebalance took at most this long (it started unrecorded); "
+               "KIP-848: stable_at - started_at (the start is recorded)"),
         column("members_before", T.IntegerType(), "members in the last record before", False),
         column("members_after", T.IntegerType(), "members in the record after", False),
         column("members_joined", STRINGS, "member ids new in the record after (static restarts excluded)", False),
@@ -44,14 +50,22 @@ TABLE = TableSpec(
                "member_left_or_vanished (LeaveGroup, session timeout or crash: records cannot tell them apart); "
                "members_joined_and_left; static_member_rejoined; subscription_changed; metadata_changed (more "
                "partitions assigned than ever before: partitions added); leader_rejoined (same members and "
-               "subscriptions, e.g. a cooperative follow-up rebalance); static_member_restart (no rebalance)"),
+               "subscriptions, e.g. a cooperative follow-up rebalance); static_member_restart (no rebalance). KIP-848: "
+               "member_joined, member_left_or_vanished (leave and fencing look alike), members_joined_and_left, "
+               "subscription_changed, metadata_changed (the subscribed topics' MetadataHash changed), unknown"),
         column("protocol", T.StringType(), "assignor after the rebalance"),
         column("rebalance_protocol", T.StringType(),
-               "'cooperative' (cooperative-sticky) or 'eager' (range, roundrobin, sticky); null for others"),
+               "'cooperative' (cooperative-sticky, and every KIP-848 group: partitions are revoked before they are "
+               "reassigned, member by member) or 'eager' (range, roundrobin, sticky); null for others"),
         column("rebalances_in_window", T.IntegerType(),
                "rebalances of the group completed within gold.storm_window_minutes up to this one (itself "
                "included); null for restarts"),
         column("is_storm", T.BooleanType(), "rebalances_in_window >= gold.storm_rebalances"),
+        column("group_type", T.StringType(),
+               "'classic' (GroupMetadata records) or 'consumer' (KIP-848, group.protocol=consumer: group epochs)",
+               False),
+        column("started_at", T.TimestampType(),
+               "KIP-848: append time of the first epoch bump after the last settled epoch; null for classic"),
     ]),
     key=("cluster_name", "group", "stable_at", "event_type", "to_generation"),
 )

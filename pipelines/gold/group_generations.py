@@ -36,4 +36,5 @@ def group_generations(sequence: DataFrame, transition_rows: DataFrame) -> DataFr
         F.coalesce("first.current_state_timestamp", "first.record_timestamp").alias("started_at"),
         F.when(F.col("first.member_count") > 0, F.col("first.record_timestamp")).alias("stable_at"),
         "ended_at", F.when(F.col("ended_at").isNotNull(), F.col("end_reason")).alias("end_reason"), "records",
+        F.lit("classic").alias("group_type"),
     ).select(*TABLE.schema.fieldNames())

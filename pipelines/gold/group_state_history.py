@@ -37,4 +37,5 @@ def group_state_history(sequence: DataFrame) -> DataFrame:
         F.posexplode(states).alias("pos", "s"))
     w = Window.partitionBy("cluster_name", "group").orderBy("seq", "pos")
     return rows.select("cluster_name", "group", "s.state", "s.at", F.lead("s.at").over(w).alias("until"),
-                       "generation", "s.evidence").select(*TABLE.schema.fieldNames())
+                       "generation", "s.evidence", F.lit("classic").alias("group_type"),
+                       F.lit(None).cast("int").alias("assignment_epoch")).select(*TABLE.schema.fieldNames())

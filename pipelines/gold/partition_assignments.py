@@ -22,4 +22,5 @@ def partition_assignments(member_rows: DataFrame) -> DataFrame:
         F.max_by("client_id", "seq").alias("client_id"),
         F.max_by("group_instance_id", "seq").alias("group_instance_id"),
         F.min_by("record_timestamp", "seq").alias("valid_from"), F.max_by("next_at", "seq").alias("valid_to"),
-    ).select(*TABLE.schema.fieldNames())
+    ).select("*", F.lit("classic").alias("group_type"), F.lit("current").alias("assignment_kind"),
+             F.lit(None).cast("string").alias("topic_id")).select(*TABLE.schema.fieldNames())

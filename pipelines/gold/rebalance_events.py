@@ -91,7 +91,10 @@ def likely_cause() -> Column:
     )
 
 
-def rebalance_events(transition_rows: DataFrame, settings: Settings) -> DataFrame:
+def rebalance_events(transition_rows: DataFrame, settings: Settings, others: DataFrame | None = None
+                     ) -> DataFrame:
+    """Classic groups' events from ``transition_rows``, plus ``others`` (KIP-848 events: every column but the
+    storm ones), with the storm flag computed over both."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -108,8 +111,11 @@ def rebalance_events(transition_rows: DataFrame, settings: Settings) -> DataFram
         "members_joined", "members_left", "members_kept", "static_restarts", "partitions_moved", "partitions_kept",
         "likely_cause", "protocol",
         F.when(F.col("protocol").isin(*COOPERATIVE), "cooperative").when(F.col("protocol").isin(*EAGER), "eager")
-        .alias("rebalance_protocol"),
+        .alias("rebalance_protocol"), F.lit("classic").alias("group_type"),
+        F.lit(None).cast("timestamp").alias("started_at"),
     )
+    if others is not None:
+        events = events.unionByName(others.drop("rebalances_in_window", "is_storm"))
     window_ms = settings.gold.storm_window_minutes * 60_000
     storm_window = Window.partitionBy("cluster_name", "group", "event_type").orderBy(
         F.unix_millis("stable_at")).rangeBetween(-window_ms + 1, 0)

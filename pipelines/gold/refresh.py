@@ -9,9 +9,12 @@ added (the ``add`` actions of those commits in the Delta log; silver is append-o
 * ``offset_commit_rate``: recounts only the minutes that got new commits, from the silver
   partitions (``commit_date``) of those commits, and MERGEs them;
 * the group tables (generations, membership, assignments, state history, rebalance events):
-  recomputes only the groups that got new GroupMetadata records, from those groups' records
-  (a handful per rebalance), and replaces exactly those groups' rows (one ``replaceWhere``
-  overwrite per table, atomic).
+  recomputes only the groups that got new GroupMetadata records (classic groups) or new
+  silver.consumer_group_records rows of KIP-848 consumer groups, from all of those groups'
+  records of both kinds (a group id can move between the protocols), and replaces exactly those
+  groups' rows (one ``replaceWhere`` overwrite per table, atomic). KIP-848 groups are derived
+  by ``consumer_groups`` (a replay of their records per group); their topic ids are named from
+  offset commits that carry ids, names gold already has, the groups' records, or the cluster.
 
 Then the new versions are written to the state table. A refresh that dies half-way re-reads
 the same silver rows next time and converges to the same result (every step above is
@@ -35,13 +38,14 @@ from schemas import (
     committed_offsets as committed_offsets_schema,
 )
 from schemas import (
-    group_generations as group_generations_schema,
-)
-from schemas import (
+    consumer_group_records,
     group_members,
     group_metadata,
     offset_commits,
     refresh_state,
+)
+from schemas import (
+    group_generations as group_generations_schema,
 )
 from schemas import (
     group_membership as group_membership_schema,
@@ -63,7 +67,8 @@ from schemas.table_spec import TableSpec
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-SOURCES: tuple[TableSpec, ...] = (offset_commits.TABLE, group_metadata.TABLE, group_members.TABLE)
+SOURCES: tuple[TableSpec, ...] = (offset_commits.TABLE, group_metadata.TABLE, group_members.TABLE,
+                                  consumer_group_records.TABLE)
 GROUP_TABLES: tuple[TableSpec, ...] = (
     group_generations_schema.TABLE, group_membership_schema.TABLE, partition_assignments_schema.TABLE,
     group_state_history_schema.TABLE, rebalance_events_schema.TABLE,
@@ -83,10 +88,40 @@ class SilverChanges:
 def ensure_gold_tables(spark: SparkSession, settings: Settings) -> None:
     for spec in (*GOLD, refresh_state.TABLE):
         ensure_table(spark, settings, spec)
+    for spec in GROUP_TABLES:  # the tables that gained columns (KIP-848 groups)
+        evolve_table(spark, settings, spec)
 
 
-def group_tables(metadata: DataFrame, members: DataFrame, settings: Settings) -> dict[str, DataFrame]:
-    """Every group gold table from silver group_metadata and group_members rows (all, or some groups')."""
+def evolve_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> None:
+    """Bring a table made by an older offsetlake up to ``spec``: add missing columns, drop NOT NULLs it no longer has.
+
+    Gold tables gain columns (e.g. ``group_type`` for KIP-848 groups); without this a refresh of a
+    warehouse written before would fail on the schema. Added columns are nullable (Delta cannot add
+    NOT NULL columns); rows written before get null in them until their groups are recomputed.
+    """
+    path = str(table_path(settings, spec))
+    have = {f.name: f for f in spark.read.format("delta").load(path).schema.fields}
+    target = delta_schema(spec)
+    missing = [f for f in target.fields if f.name not in have]
+    if missing:
+        def comment(f):  # type: ignore[no-untyped-def]
+            return f.metadata.get("comment", "").replace("\\", "\\\\").replace("'", "\\'")
+
+        spark.sql(f"ALTER TABLE delta.`{path}` ADD COLUMNS ("
+                  + ", ".join(f"`{f.name}` {f.dataType.simpleString()} COMMENT '{comment(f)}'" for f in missing)
+                  + ")")
+    for f in target.fields:
+        if f.name in have and f.nullable and not have[f.name].nullable:
+            spark.sql(f"ALTER TABLE delta.`{path}` ALTER COLUMN `{f.name}` DROP NOT NULL")
+
+
+def group_tables(metadata: DataFrame, members: DataFrame, settings: Settings,
+                 consumer: dict[str, DataFrame] | None = None) -> dict[str, DataFrame]:
+    """Every group gold table from silver group_metadata and group_members rows (all, or some groups').
+
+    ``consumer``: the KIP-848 groups' rows of each table (``consumer_groups.consumer_group_tables``),
+    added to the classic ones (the storm flag of rebalance events is computed over both).
+    """
     from pipelines.gold import group_history
     from pipelines.gold.group_generations import group_generations
     from pipelines.gold.group_membership import group_membership
@@ -97,23 +132,32 @@ def group_tables(metadata: DataFrame, members: DataFrame, settings: Settings) ->
     sequence = group_history.record_sequence(metadata)
     member_rows = group_history.member_sequence(sequence, members)
     transition_rows = transitions(group_history.record_summaries(sequence, members))
-    return {
+    consumer = consumer or {}
+    events = rebalance_events(transition_rows, settings, consumer.get(rebalance_events_schema.TABLE.name))
+    frames = {
         group_generations_schema.TABLE.name: group_generations(sequence, transition_rows),
         group_membership_schema.TABLE.name: group_membership(member_rows),
         partition_assignments_schema.TABLE.name: partition_assignments(member_rows),
         group_state_history_schema.TABLE.name: group_state_history(sequence),
-        rebalance_events_schema.TABLE.name: rebalance_events(transition_rows, settings),
     }
+    for name, rows in consumer.items():
+        if name in frames:
+            frames[name] = frames[name].unionByName(rows)
+    return {**frames, rebalance_events_schema.TABLE.name: events}
 
 
 def full_rebuild(spark: SparkSession, settings: Settings) -> dict[str, DataFrame]:
     """Every gold table computed from all of silver, without writing: the reference for incremental runs."""
     from pipelines.gold.committed_offsets import committed_offsets
+    from pipelines.gold.consumer_groups import consumer_group_tables, has_consumer_groups
     from pipelines.gold.offset_commit_rate import offset_commit_rate
 
     commits = read_table(spark, settings, offset_commits.TABLE)
+    records = read_table(spark, settings, consumer_group_records.TABLE)
+    consumer = (consumer_group_tables(spark, settings, records, [commits]) if has_consumer_groups(records)
+                else None)
     frames = group_tables(read_table(spark, settings, group_metadata.TABLE),
-                          read_table(spark, settings, group_members.TABLE), settings)
+                          read_table(spark, settings, group_members.TABLE), settings, consumer)
     return {committed_offsets_schema.TABLE.name: committed_offsets(commits),
             offset_commit_rate_schema.TABLE.name: offset_commit_rate(commits), **frames}
 
@@ -143,23 +187,38 @@ def refresh_gold(spark: SparkSession, settings: Settings) -> dict[str, int]:
         merge_rates(spark, settings, commits.rows, _read_version(spark, settings, offset_commits.TABLE,
                                                                  commits.version))
 
-    metadata = changes.get(group_metadata.TABLE.name)
-    members = changes.get(group_members.TABLE.name)
-    if metadata is not None and metadata.rows is not None:
-        groups = None if metadata.full else sorted(
-            (r["cluster_name"], r["group"]) for r in metadata.rows.select("cluster_name", "group").distinct().collect())
-        members_version = members.version if members is not None else done.get(group_members.TABLE.name)
-        group_metadata_rows = _read_version(spark, settings, group_metadata.TABLE, metadata.version)
-        member_rows = (_read_version(spark, settings, group_members.TABLE, members_version)
-                       if members_version is not None else spark.createDataFrame([], group_members.TABLE.schema))
+    scope = touched_groups(changes)
+    if scope is not None and scope.groups != []:
+        groups = scope.groups
+        def rows_of(spec: TableSpec) -> DataFrame:  # at the version this refresh reaches (empty if none)
+            version = changes[spec.name].version if spec.name in changes else done.get(spec.name)
+            return (_read_version(spark, settings, spec, version) if version is not None
+                    else spark.createDataFrame([], spec.schema))
+
+        group_metadata_rows, member_rows, records = (
+            rows_of(spec) for spec in (group_metadata.TABLE, group_members.TABLE, consumer_group_records.TABLE))
+        from pipelines.gold.consumer_groups import RECORD_TYPES, consumer_group_tables, has_consumer_groups
+
+        records = records.filter(F.col("type").isin(*RECORD_TYPES))
         if groups is not None:
-            scope = F.broadcast(spark.createDataFrame(groups, "cluster_name string, group string"))
-            group_metadata_rows = group_metadata_rows.join(scope, ["cluster_name", "group"], "left_semi")
-            member_rows = member_rows.join(scope, ["cluster_name", "group"], "left_semi")
+            in_scope = F.broadcast(spark.createDataFrame(groups, "cluster_name string, group string"))
+            group_metadata_rows = group_metadata_rows.join(in_scope, ["cluster_name", "group"], "left_semi")
+            member_rows = member_rows.join(in_scope, ["cluster_name", "group"], "left_semi")
+            records = records.join(in_scope.withColumnRenamed("group", "group_id"), ["cluster_name", "group_id"],
+                                   "left_semi")
         # The affected groups' records are few (one per rebalance): materialise them once for five tables.
         group_metadata_rows = group_metadata_rows.localCheckpoint()
         member_rows = member_rows.localCheckpoint()
-        frames = group_tables(group_metadata_rows, member_rows, settings)
+        records = records.localCheckpoint()
+        consumer = None
+        if has_consumer_groups(records):
+            # Topic ids are named first from commits that carry them and from names gold already has.
+            known = [read_table(spark, settings, committed_offsets_schema.TABLE),
+                     read_table(spark, settings, partition_assignments_schema.TABLE)]
+            if commits is not None and commits.rows is not None:
+                known.append(commits.rows)
+            consumer = consumer_group_tables(spark, settings, records, known)
+        frames = group_tables(group_metadata_rows, member_rows, settings, consumer)
         for spec in GROUP_TABLES:
             replace_groups(settings, spec, frames[spec.name], groups)
 
@@ -170,6 +229,39 @@ def refresh_gold(spark: SparkSession, settings: Settings) -> dict[str, int]:
         spark.createDataFrame(rows, refresh_state.TABLE.schema).write.format("delta").mode("overwrite") \
             .save(str(table_path(settings, refresh_state.TABLE)))
     return {spec.name: read_table(spark, settings, spec).count() for spec in GOLD}
+
+
+@dataclass(frozen=True)
+class GroupScope:
+    """The groups whose gold rows a refresh recomputes: ``groups`` [(cluster_name, group)], None = all."""
+
+    groups: list[tuple[str, str]] | None
+
+
+def touched_groups(changes: dict[str, SilverChanges]) -> GroupScope | None:
+    """Groups with new classic GroupMetadata records or new KIP-848 consumer-group records; None: nothing new.
+
+    A source read in full (first refresh, or rebuilt after a removal) recomputes every group.
+    """
+    from pipelines.gold.consumer_groups import RECORD_TYPES
+
+    metadata = changes.get(group_metadata.TABLE.name)
+    records = changes.get(consumer_group_records.TABLE.name)
+    sources = [c for c in (metadata, records) if c is not None and c.rows is not None]
+    if not sources:
+        return None
+    if any(c.full for c in sources):
+        return GroupScope(None)
+    touched: set[tuple[str, str]] = set()
+    if metadata is not None and metadata.rows is not None:
+        touched.update((r["cluster_name"], r["group"])
+                       for r in metadata.rows.select("cluster_name", "group").distinct().collect())
+    if records is not None and records.rows is not None:
+        from pyspark.sql import functions as F
+
+        touched.update((r["cluster_name"], r["group_id"]) for r in records.rows.filter(
+            F.col("type").isin(*RECORD_TYPES)).select("cluster_name", "group_id").distinct().collect())
+    return GroupScope(sorted(touched))
 
 
 def replace_groups(settings: Settings, spec: TableSpec, rows: DataFrame, groups: list[tuple[str, str]] | None

@@ -1,0 +1,191 @@
+"""A real KIP-848 group on the embedded 4.2 broker, through ingest and the gold refresh.
+
+Two confluent-kafka consumers with ``group.protocol=consumer`` share a 4-partition topic until the
+broker has settled them, then one closes (LeaveGroup), the other gets all four partitions, then it
+closes too. Gold is refreshed after the first phase and again after the second (the incremental
+path), and compared with a full rebuild. What the test expects comes from the clients' side and
+from Kafka's rules, not from the derivation: what each consumer saw in ``assignment()`` once the
+group settled; epochs only grow; members of one epoch never own the same partition; the topic's
+name (librdkafka commits carry no topic id, so the name must come from the cluster's metadata).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import uuid
+
+import pytest
+
+from broker.workload import create_topic, produce_messages
+from conf.settings import KafkaSettings
+from pipelines.delta_tables import read_table
+from pipelines.gold.refresh import GROUP_TABLES, full_rebuild, refresh_gold
+from pipelines.ingest import IngestOptions, run_ingest
+
+pytestmark = [pytest.mark.broker, pytest.mark.spark]
+PARTITIONS = 4
+
+
+def _consumer(client: dict[str, str], group: str, name: str):  # type: ignore[no-untyped-def]
+    from confluent_kafka import Consumer
+
+    # The consumers idle while Spark ingests and refreshes between the two phases; a generous poll
+    # interval keeps them in the group meanwhile (past it librdkafka leaves on its own).
+    return Consumer({**client, "group.id": group, "client.id": name, "auto.offset.reset": "earliest",
+                     "enable.auto.commit": False, "group.protocol": "consumer", "max.poll.interval.ms": 3_600_000})
+
+
+def _poll_until(consumers, done, what: str, limit_s: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    """Poll (and commit what was read) until ``done()``; the limit only guards against a hang."""
+    from confluent_kafka import KafkaException
+
+    deadline = time.monotonic() + limit_s
+    while not done():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"waited {limit_s}s for {what}")
+        for consumer in consumers:
+            message = consumer.poll(0.1)
+            if message is not None and not message.error():
+                try:
+                    consumer.commit(message=message, asynchronous=False)
+                except KafkaException:
+                    pass  # STALE_MEMBER_EPOCH while the member moves to a new epoch: the next commit will do
+
+
+def _owned(consumer) -> set[int]:  # type: ignore[no-untyped-def]
+    return {tp.partition for tp in consumer.assignment()}
+
+
+@pytest.fixture(scope="module")
+def run(spark, kafka_broker, base_settings, tmp_path_factory):  # type: ignore[no-untyped-def]
+    settings = dataclasses.replace(base_settings, warehouse=str(tmp_path_factory.mktemp("kip848") / "warehouse"),
+                                   kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers))
+    client = settings.kafka.librdkafka_config()
+    suffix = uuid.uuid4().hex[:8]
+    topic, group = f"kip848-{suffix}", f"kip848-group-{suffix}"
+    create_topic(client, topic, partitions=PARTITIONS)
+    produce_messages(client, topic, 400, PARTITIONS)
+    stays, leaves = _consumer(client, group, "stays"), _consumer(client, group, "leaves")
+    for consumer in (stays, leaves):
+        consumer.subscribe([topic])
+    try:
+        # Settled: both own partitions, together all four (the broker's uniform assignor balances them).
+        _poll_until([stays, leaves], lambda: _owned(stays) and _owned(leaves)
+                    and len(_owned(stays)) + len(_owned(leaves)) == PARTITIONS, "both members assigned")
+        both = {"stays": _owned(stays), "leaves": _owned(leaves)}
+        run_ingest(spark, settings, IngestOptions(once=True))
+        refresh_gold(spark, settings)
+        leaves.close()
+        _poll_until([stays], lambda: len(_owned(stays)) == PARTITIONS, "the remaining member owning all")
+        alone = _owned(stays)
+    finally:
+        stays.close()
+        leaves.close()
+    run_ingest(spark, settings, IngestOptions(once=True))
+    counts = refresh_gold(spark, settings)
+    again = refresh_gold(spark, settings)
+    gold = {spec.name: _rows(read_table(spark, settings, spec), group) for spec in GROUP_TABLES}
+    full = {name: _rows(frame, group) for name, frame in full_rebuild(spark, settings).items()
+            if name in gold}
+    return {"topic": topic, "group": group, "both": both, "alone": alone, "gold": gold, "full": full,
+            "counts": counts, "again": again}
+
+
+def _rows(frame, group: str) -> list[dict]:  # type: ignore[no-untyped-def]
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    columns = [F.unix_millis(f.name).alias(f.name) if isinstance(f.dataType, T.TimestampType) else F.col(f.name)
+               for f in frame.schema.fields]
+    return [row.asDict(recursive=True) for row in frame.filter(F.col("group") == group).select(*columns).collect()]
+
+
+def _members(run) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """client.id -> member id, from gold.group_membership."""
+    return {m["client_id"]: m["member_id"] for m in run["gold"]["gold.group_membership"]}
+
+
+def _owned_at(run, moment: int) -> dict[str, set[int]]:  # type: ignore[no-untyped-def]
+    """member id -> partitions it owned (current or pending revocation) at ``moment``."""
+    owned: dict[str, set[int]] = {}
+    for a in run["gold"]["gold.partition_assignments"]:
+        if a["assignment_kind"] != "target" and a["valid_from"] <= moment \
+                and (a["valid_to"] is None or moment < a["valid_to"]):
+            owned.setdefault(a["member_id"], set()).add(a["partition"])
+    return owned
+
+
+def test_every_group_epoch_is_a_consumer_generation_and_epochs_only_grow(run) -> None:  # type: ignore[no-untyped-def]
+    generations = sorted(run["gold"]["gold.group_generations"], key=lambda g: g["started_at"])
+    epochs = [g["generation"] for g in generations]
+    assert epochs == sorted(set(epochs)) and len(epochs) >= 3  # joins and a leave each bump the epoch
+    assert {(g["group_type"], g["protocol_type"], g["leader"]) for g in generations} == {("consumer", "consumer",
+                                                                                           None)}
+    assert generations[-1]["member_count"] == 0  # both closed: the last epoch has no members
+    for row in run["gold"]["gold.partition_assignments"]:
+        assert row["generation"] <= epochs[-1]
+    by_member: dict[str, list[tuple[int, int]]] = {}
+    for a in run["gold"]["gold.partition_assignments"]:
+        if a["assignment_kind"] == "current":
+            by_member.setdefault(a["member_id"], []).append((a["valid_from"], a["generation"]))
+    for member_epochs in by_member.values():
+        in_time_order = [epoch for _, epoch in sorted(member_epochs)]
+        assert in_time_order == sorted(in_time_order)
+
+
+def test_while_both_were_in_they_owned_disjoint_partitions_covering_the_topic(run) -> None:  # type: ignore[no-untyped-def]
+    members = _members(run)
+    assert set(members) == {"stays", "leaves"}
+    # At every change of ownership, no partition has two owners.
+    for a in run["gold"]["gold.partition_assignments"]:
+        owned = _owned_at(run, a["valid_from"])
+        flat = [p for partitions in owned.values() for p in partitions]
+        assert len(flat) == len(set(flat))
+    # Where the two-member epoch was Stable, gold shows what the clients themselves had been given.
+    two = {g["generation"] for g in run["gold"]["gold.group_generations"] if g["member_count"] == 2}
+    stable = [s for s in run["gold"]["gold.group_state_history"] if s["state"] == "Stable"
+              and s["generation"] in two]
+    assert stable
+    owned = _owned_at(run, stable[-1]["at"])
+    assert owned == {members["stays"]: run["both"]["stays"], members["leaves"]: run["both"]["leaves"]}
+    assert owned[members["stays"]] | owned[members["leaves"]] == set(range(PARTITIONS))
+
+
+def test_at_the_last_stable_epoch_the_remaining_member_owns_all_partitions(run) -> None:  # type: ignore[no-untyped-def]
+    members = _members(run)
+    states = sorted(run["gold"]["gold.group_state_history"], key=lambda s: s["at"])
+    assert [s["state"] for s in states][-2:] == ["Stable", "Empty"]
+    assert {s["state"] for s in states} <= {"Assigning", "Reconciling", "Stable", "Empty"}
+    assert _owned_at(run, states[-2]["at"]) == {members["stays"]: set(range(PARTITIONS))} == \
+        {members["stays"]: run["alone"]}
+    leaver = next(m for m in run["gold"]["gold.group_membership"] if m["client_id"] == "leaves")
+    stayer = next(m for m in run["gold"]["gold.group_membership"] if m["client_id"] == "stays")
+    assert leaver["valid_to"] is not None and stayer["valid_to"] is not None
+    assert leaver["valid_to"] < stayer["valid_to"] and stayer["valid_from"] < leaver["valid_to"]
+    assert stayer["subscribed_topics"] == [run["topic"]] and stayer["group_type"] == "consumer"
+
+
+def test_topic_ids_are_named_from_the_cluster(run) -> None:  # type: ignore[no-untyped-def]
+    rows = run["gold"]["gold.partition_assignments"]
+    assert rows and {r["topic"] for r in rows} == {run["topic"]}
+    assert len({r["topic_id"] for r in rows}) == 1 and None not in {r["topic_id"] for r in rows}
+
+
+def test_the_leave_is_a_rebalance_that_moves_the_leavers_partitions(run) -> None:  # type: ignore[no-untyped-def]
+    members = _members(run)
+    events = sorted(run["gold"]["gold.rebalance_events"], key=lambda e: e["stable_at"])
+    assert [e["to_generation"] for e in events] == sorted({e["to_generation"] for e in events})
+    leave = next(e for e in events if e["members_left"] == [members["leaves"]])
+    assert (leave["members_before"], leave["members_after"], leave["likely_cause"]) == \
+        (2, 1, "member_left_or_vanished")
+    assert leave["partitions_moved"] == len(run["both"]["leaves"])
+    assert leave["partitions_kept"] == len(run["both"]["stays"])
+    assert events[-1]["members_left"] == [members["stays"]] and events[-1]["members_after"] == 0
+
+
+def test_the_incremental_refresh_equals_a_full_rebuild_and_a_rerun_writes_nothing(run) -> None:  # type: ignore[no-untyped-def]
+    for name, rows in run["gold"].items():
+        assert rows, name
+        assert sorted(rows, key=repr) == sorted(run["full"][name], key=repr), name
+    assert run["again"] == run["counts"]
