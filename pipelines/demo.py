@@ -1,89 +1,476 @@
-"""The end-to-end demo: real broker, real consumer groups, the ingest pipeline into Delta.
+"""The end-to-end demo (``make demo``): real groups on a real broker, then the main job, then a summary.
 
-Steps: start the embedded broker; create a topic and produce messages; run a
-classic-protocol group (two members, range assignor) and a KIP-848 group that
-consume and commit; take an end-offset snapshot, produce more, snapshot again;
-run the main job as a scheduler would: ``ingest --once`` of
-``__consumer_offsets`` into bronze and silver, the gold refresh, and the
-consumer-lag refresh; summarise what landed; stop the broker.
+Steps, each reported with its duration:
+
+1. start the embedded broker, create a topic, produce a first round of messages;
+2. run the scripted workload (``broker/demo_workload.py``): seven groups, each living through one
+   kind of rebalance -- scale-out, crash, graceful leave, static restart, cooperative, KIP-848, and
+   a consumer that stops reading. The groups stay alive;
+3. an end-offset snapshot; a second round of messages, which every group but the lagging one reads;
+   a second snapshot;
+4. the main job as a scheduler runs it: ``ingest --once`` of ``__consumer_offsets`` into bronze and
+   silver, the gold refresh, the consumer-lag refresh;
+5. ``validate``: reference-coordinator scenarios through the same pipeline, into a scratch warehouse
+   (``<warehouse>/_validation``) so that their groups stay out of the demo's tables;
+6. a summary per group read back from gold (generations, rebalances and their likely causes, current
+   members and assignment, lag and Burrow status) beside what the workload did, and how to query
+   the tables.
+
+The summary is built by pure functions over plain rows (``GoldRows`` -> ``GroupSummary`` -> lines),
+so it is tested without Spark. The demo owns its warehouse: it empties a warehouse it wrote before
+(marked by ``DEMO_MARKER``) and refuses any other non-empty directory, because a new broker's
+``__consumer_offsets`` cannot continue an old checkpoint and the same group names would collide.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import datetime as dt
+import shutil
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from conf.settings import Settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from broker.demo_workload import ScenarioOutcome
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO_MARKER = ".offsetlake-demo"
+VALIDATION_DIR = "_validation"
+VALIDATION_SCENARIOS = ("range-join-leave-crash", "static-membership-restart")
+
+
+class DemoError(RuntimeError):
+    """The demo cannot run or a step failed; the message is one line and names the step."""
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    topic: str = "demo-orders"
+    partitions: int = 6
+    messages: int = 400  # first round; the second round is half of it
+    validation_scenarios: tuple[str, ...] = VALIDATION_SCENARIOS  # names in conf/scenarios/, or paths
+    parallel: bool = True  # run the workload's scenarios side by side
+
+
+@dataclass(frozen=True)
+class GoldRows:
+    """What the summary reads from gold, as plain dicts (one list per table, any columns)."""
+
+    generations: list[dict[str, Any]] = field(default_factory=list)  # gold.group_generations
+    rebalances: list[dict[str, Any]] = field(default_factory=list)  # gold.rebalance_events
+    members: list[dict[str, Any]] = field(default_factory=list)  # gold.group_membership, valid_to null
+    assignments: list[dict[str, Any]] = field(default_factory=list)  # gold.partition_assignments, valid_to null
+    lag: list[dict[str, Any]] = field(default_factory=list)  # gold.consumer_lag at each group's newest snapshot
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    group: str
+    generations: list[dict[str, Any]]
+    rebalances: list[dict[str, Any]]
+    members: list[dict[str, Any]]
+    assignments: list[dict[str, Any]]
+    lag: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class ValidationOutcome:
+    warehouse: Path
+    scenarios: list[str]
+    ok: bool
+    differences: dict[tuple[str, str], int]  # (scenario, table) -> differences, non-zero ones only
+    run_id: str
+    seconds: float
 
 
 @dataclass(frozen=True)
 class DemoResult:
     warehouse: Path
+    outcomes: list[ScenarioOutcome]
     rows_per_table: dict[str, int]
-    members: list[dict]
-    lag: list[dict]
+    gold: GoldRows
+    validation: ValidationOutcome | None
+    steps: list[tuple[str, float]]
     seconds: float
 
 
-def run_demo(settings: Settings, *, broker_dir: Path | None = None, topic: str = "demo-orders",
-             partitions: int = 4, messages: int = 400,
-             report: Callable[[str], None] = lambda line: None) -> DemoResult:
+# ---------------------------------------------------------------- the warehouse
+
+def prepare_warehouse(path: Path) -> None:
+    """Make ``path`` an empty demo warehouse: create it, or empty one the demo wrote; refuse anything else."""
+    if path.exists() and not path.is_dir():
+        raise DemoError(f"warehouse {path} is a file, not a directory")
+    if path.is_dir() and any(path.iterdir()):
+        if not (path / DEMO_MARKER).is_file():
+            raise DemoError(f"warehouse {path} is not empty and was not written by the demo; "
+                            "pass --warehouse with a new or demo directory")
+        for child in path.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+    path.mkdir(parents=True, exist_ok=True)
+    (path / DEMO_MARKER).write_text("written by offsetlake demo; emptied at every demo run\n")
+
+
+def scenario_path(name: str) -> Path:
+    """A scenario by name (``conf/scenarios/<name>.yaml``) or path."""
+    candidate = Path(name)
+    if candidate.suffix in (".yaml", ".yml") and candidate.is_file():
+        return candidate
+    path = ROOT / "conf" / "scenarios" / f"{name}.yaml"
+    if not path.is_file():
+        raise DemoError(f"validation scenario {name} not found (looked for {path})")
+    return path
+
+
+# ---------------------------------------------------------------- reading gold (Spark)
+
+def collect_gold(spark: SparkSession, settings: Settings, groups: Sequence[str] | None = None) -> GoldRows:
+    """The gold rows the summary needs, for ``settings.cluster_name`` (and ``groups`` if given)."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    from pipelines.delta_tables import read_table, table_path
+    from pipelines.gold.consumer_lag import latest_status
+    from schemas.catalog import TABLES
+
+    def rows(name: str, current_only: bool = False) -> list[dict[str, Any]]:
+        spec = TABLES[name]
+        if not DeltaTable.isDeltaTable(spark, str(table_path(settings, spec))):
+            return []
+        frame = read_table(spark, settings, spec).filter(F.col("cluster_name") == settings.cluster_name)
+        if groups is not None:
+            frame = frame.filter(F.col("group").isin(list(groups)))
+        if current_only:
+            frame = frame.filter(F.col("valid_to").isNull())
+        return [row.asDict(recursive=True) for row in frame.collect()]
+
+    lag: list[dict[str, Any]] = []
+    if DeltaTable.isDeltaTable(spark, str(table_path(settings, TABLES["gold.consumer_lag"]))):
+        lag = [row for row in latest_status(spark, settings) if groups is None or row["group"] in groups]
+    return GoldRows(generations=rows("gold.group_generations"), rebalances=rows("gold.rebalance_events"),
+                    members=rows("gold.group_membership", current_only=True),
+                    assignments=rows("gold.partition_assignments", current_only=True), lag=lag)
+
+
+def table_row_counts(spark: SparkSession, settings: Settings) -> dict[str, int]:
     from delta.tables import DeltaTable
 
-    from broker.embedded import EmbeddedBroker
-    from broker.workload import create_topic, produce_messages, run_members
     from pipelines.delta_tables import read_table, table_path
+    from schemas.catalog import TABLES
+
+    return {name: read_table(spark, settings, spec).count() for name, spec in TABLES.items()
+            if DeltaTable.isDeltaTable(spark, str(table_path(settings, spec)))}
+
+
+# ---------------------------------------------------------------- the summary (pure)
+
+def _sort_time(value: Any) -> tuple[int, Any]:
+    return (0, value) if value is not None else (1, 0)
+
+
+def group_summaries(gold: GoldRows, order: Sequence[str] = ()) -> list[GroupSummary]:
+    """One summary per group found in any of the gold rows: the groups in ``order`` first, then by name."""
+    by_group: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for kind in ("generations", "rebalances", "members", "assignments", "lag"):
+        for row in getattr(gold, kind):
+            by_group[row["group"]][kind].append(row)
+    names = [g for g in order if g in by_group] + sorted(g for g in by_group if g not in order)
+    summaries = []
+    for name in names:
+        rows = by_group[name]
+        summaries.append(GroupSummary(
+            group=name,
+            generations=sorted(rows["generations"], key=lambda r: (r.get("incarnation") or 0, r["generation"])),
+            rebalances=sorted(rows["rebalances"], key=lambda r: (_sort_time(r.get("stable_at")),
+                                                                 r.get("to_generation") or 0)),
+            members=sorted(rows["members"], key=lambda r: (r.get("client_id") or "", r["member_id"])),
+            assignments=sorted(rows["assignments"], key=lambda r: (r["member_id"], r.get("topic") or "",
+                                                                   r["partition"])),
+            lag=sorted(rows["lag"], key=lambda r: (r.get("topic") or "", r["partition"])),
+        ))
+    return summaries
+
+
+def _clock(value: Any) -> str:
+    if isinstance(value, dt.datetime):
+        return value.strftime("%H:%M:%S.") + f"{value.microsecond // 1000:03d}"
+    return "-" if value is None else str(value)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _member_label(member_id: str, client_id: str | None, instance_id: str | None) -> str:
+    """``client.id`` (static id) and the member id's last 8 characters, which tell restarts apart."""
+    label = client_id or member_id
+    if instance_id:
+        label += f" [static {instance_id}]"
+    return f"{label} (member ...{member_id[-8:]})"
+
+
+def _partitions_text(rows: Sequence[dict[str, Any]]) -> str:
+    by_topic: dict[str, list[int]] = defaultdict(list)  # a partition once per topic, whatever the rows
+    for row in rows:
+        by_topic[row.get("topic") or "?"].append(row["partition"])
+    return " ".join(f"{topic}[{','.join(str(p) for p in sorted(set(ps)))}]" for topic, ps in sorted(by_topic.items()))
+
+
+def format_group(summary: GroupSummary, outcome: ScenarioOutcome | None = None) -> list[str]:
+    """The readable block for one group: what the workload did, then what gold shows."""
+    first = summary.generations[0] if summary.generations else {}
+    kind = first.get("group_type") or ("classic" if summary.generations else None)
+    protocol = summary.generations[-1].get("protocol") if summary.generations else None
+    header = summary.group + "".join(f"  ({x})" for x in [", ".join(v for v in (kind, protocol) if v)] if x)
+    if outcome is not None:
+        header += f"  -- {outcome.scenario}"
+    lines = [header]
+    if outcome is not None:
+        lines.append("  what the workload did:")
+        lines += [f"    {step}" for step in outcome.steps]
+
+    lines.append("  generations (gold.group_generations):")
+    if not summary.generations:
+        lines.append("    none recorded for this group")
+    for g in summary.generations:
+        incarnation = f" (incarnation {g['incarnation']})" if g.get("incarnation") else ""
+        ended = f", ended {_clock(g.get('ended_at'))}: {g.get('end_reason') or '?'}" if g.get("ended_at") else \
+            ", current"
+        lines.append(f"    gen {g['generation']}{incarnation}: {_plural(g.get('member_count') or 0, 'member')}, "
+                     f"started {_clock(g.get('started_at'))}{ended}")
+
+    lines.append("  rebalances (gold.rebalance_events, likely causes):")
+    if not summary.rebalances:
+        lines.append("    none")
+    for r in summary.rebalances:
+        if r.get("event_type") == "static_member_restart":
+            lines.append(f"    gen {r['to_generation']} kept at {_clock(r.get('stable_at'))}: static member restart "
+                         f"of {', '.join(r.get('static_restarts') or [])} -- no rebalance")
+            continue
+        moved = r.get("partitions_moved")
+        bound = r.get("duration_upper_bound_ms")
+        details = [f"{r.get('members_before', '?')} -> {r.get('members_after', '?')} members"]
+        if moved is not None:
+            details.append(f"{_plural(moved, 'partition')} moved")
+        if bound is not None:
+            details.append(f"took <= {bound / 1000:.1f}s")
+        if r.get("rebalance_protocol"):
+            details.append(str(r["rebalance_protocol"]))
+        if r.get("is_storm"):
+            details.append("STORM")
+        lines.append(f"    gen {r['from_generation']} -> {r['to_generation']} at {_clock(r.get('stable_at'))}: "
+                     f"{r.get('likely_cause') or '?'} ({', '.join(details)})")
+
+    lines.append("  current members and assignment (gold.group_membership / gold.partition_assignments, "
+                 "valid_to null):")
+    if not summary.members and not summary.assignments:
+        lines.append("    none")
+    # KIP-848 rows also carry the target assignment and what is still to be revoked (assignment_kind).
+    kinds: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for a in summary.assignments:
+        kinds[a["member_id"]][a.get("assignment_kind") or "current"].append(a)
+
+    def holdings(member_id: str) -> str:
+        rows = kinds.get(member_id, {})
+        text = _partitions_text(rows.get("current", [])) or "nothing"
+        if rows.get("pending_revocation"):
+            text += f", revoking {_partitions_text(rows['pending_revocation'])}"
+        target = _partitions_text(rows.get("target", []))
+        if target and target != _partitions_text(rows.get("current", [])):
+            text += f", target {target}"
+        return text
+
+    for m in summary.members:
+        lines.append(f"    {_member_label(m['member_id'], m.get('client_id'), m.get('group_instance_id'))}: "
+                     f"{holdings(m['member_id'])}")
+    listed = {m["member_id"] for m in summary.members}
+    for member_id, rows in kinds.items():
+        if member_id not in listed:
+            first = next(iter(rows.values()))[0]
+            lines.append(f"    {_member_label(member_id, first.get('client_id'), first.get('group_instance_id'))}: "
+                         f"{holdings(member_id)}")
+
+    lines.append("  lag at the newest snapshot (gold.consumer_lag):")
+    if not summary.lag:
+        lines.append("    no lag rows (no commits or no end-offset snapshot)")
+    else:
+        newest = summary.lag[0]
+        total = newest.get("group_lag")
+        lines.append(f"    group status {newest.get('group_status')}, total lag "
+                     f"{'?' if total is None else _plural(total, 'message')} at {_clock(newest.get('snapshot_time'))}")
+        cells = [f"{row.get('topic')}-{row['partition']}: {'-' if row.get('lag') is None else row['lag']} "
+                 f"{row.get('partition_status') or '-'}" for row in summary.lag]
+        for start in range(0, len(cells), 3):
+            lines.append("    " + "   ".join(cells[start:start + 3]))
+    return lines
+
+
+def format_validation(validation: ValidationOutcome) -> list[str]:
+    verdict = "PASS (gold matches the reference coordinator)" if validation.ok else \
+        f"FAIL ({sum(validation.differences.values())} differences, gold.validation_diffs run_id={validation.run_id})"
+    lines = [f"validation of {', '.join(validation.scenarios)} in {validation.warehouse}: {verdict}"]
+    lines += [f"  {scenario} {table}: {n} differences"
+              for (scenario, table), n in sorted(validation.differences.items())]
+    return lines
+
+
+def query_examples(warehouse: Path) -> list[str]:
+    """Copy-pasteable ways to query the tables: ``offsetlake sql`` and plain pyspark with Delta."""
+    env = f"OFFSETLAKE_WAREHOUSE={warehouse}"
+    return [
+        f"Tables are Delta tables under {warehouse}/<layer>/<table> (e.g. {warehouse}/gold/rebalance_events).",
+        "Query them with Spark SQL (single quotes: the backticks must reach Spark):",
+        f"  {env} .venv/bin/offsetlake sql 'SELECT `group`, from_generation, to_generation, likely_cause, "
+        "rebalance_protocol, stable_at FROM gold.rebalance_events ORDER BY `group`, stable_at'",
+        f"  {env} .venv/bin/offsetlake sql 'SELECT `group`, client_id, topic, `partition`, generation "
+        "FROM gold.partition_assignments WHERE valid_to IS NULL ORDER BY `group`, `partition`'",
+        f"  {env} .venv/bin/offsetlake sql 'SELECT `group`, `partition`, lag, partition_status, group_status, "
+        "snapshot_time FROM gold.consumer_lag ORDER BY snapshot_time DESC, `group`, `partition`'",
+        "or from pyspark (the session needs the Delta jars; build_spark_session adds them):",
+        "  .venv/bin/python -c \"from conf.settings import load_settings; "
+        "from pipelines.spark_session import build_spark_session; "
+        "spark = build_spark_session(load_settings()); "
+        f"spark.read.format('delta').load('{warehouse}/gold/group_generations').orderBy('group', "
+        "'generation').show(50, False)\"",
+    ]
+
+
+# ---------------------------------------------------------------- the run
+
+@contextlib.contextmanager
+def _step(name: str, steps: list[tuple[str, float]], report: Callable[[str], None],
+          started: float) -> Iterator[list[str]]:
+    """Report ``name`` and, when it ends, its duration and whatever the step appended as detail."""
+    report(f"[{time.monotonic() - started:6.1f}s] {name} ...")
+    detail: list[str] = []
+    began = time.monotonic()
+    try:
+        yield detail
+    except DemoError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - every failure becomes one line naming the step
+        text = str(exc).strip()
+        first = text.splitlines()[0] if text else type(exc).__name__
+        raise DemoError(f"{name} failed: {first}") from exc
+    seconds = time.monotonic() - began
+    steps.append((name, seconds))
+    report(f"[{time.monotonic() - started:6.1f}s] {name}: done in {seconds:.1f}s"
+           + (f" ({'; '.join(detail)})" if detail else ""))
+
+
+def run_demo(settings: Settings, options: DemoOptions = DemoOptions(), *, broker_dir: Path | None = None,
+             report: Callable[[str], None] = lambda line: None) -> DemoResult:
+    """The whole demo (see the module docstring); progress lines go to ``report``."""
+    from broker.demo_workload import DemoGroups, DemoWorkload
+    from broker.embedded import EmbeddedBroker
+    from broker.workload import create_topic, produce_messages
     from pipelines.end_offsets import snapshot_end_offsets
-    from pipelines.gold.consumer_lag import latest_status, refresh_consumer_lag
+    from pipelines.gold.consumer_lag import refresh_consumer_lag
     from pipelines.gold.refresh import refresh_gold
     from pipelines.ingest import IngestOptions, run_ingest
     from pipelines.spark_session import build_spark_session
-    from schemas.catalog import TABLES
+    from pipelines.validation import validate
 
     started = time.monotonic()
-    temp = None
-    if broker_dir is None:
-        temp = tempfile.TemporaryDirectory(prefix="offsetlake-demo-broker-")
-        broker_dir = Path(temp.name)
-    try:
-        report(f"starting the embedded Kafka broker in {broker_dir} ...")
-        with EmbeddedBroker(broker_dir) as broker:
-            report(f"broker ready at {broker.bootstrap_servers}")
-            kafka = dataclasses.replace(settings.kafka, bootstrap_servers=broker.bootstrap_servers)
-            settings = dataclasses.replace(settings, kafka=kafka)
-            client = kafka.librdkafka_config()
-            create_topic(client, topic, partitions)
-            produce_messages(client, topic, messages, partitions)
-            report(f"produced {messages} messages to {topic} ({partitions} partitions)")
-            classic = run_members(client, topic, "demo-billing", messages, members=2, assignor="range")
-            report(f"classic group demo-billing (2 members, range) consumed {classic.consumed} and committed")
-            modern = run_members(client, topic, "demo-shipping", messages, members=2, protocol="consumer")
-            report(f"KIP-848 group demo-shipping (2 members) consumed {modern.consumed} and committed")
-            report("starting Spark ...")
+    steps: list[tuple[str, float]] = []
+
+    def step(name: str) -> contextlib.AbstractContextManager[list[str]]:
+        return _step(name, steps, report, started)
+
+    scenarios = [scenario_path(name) for name in options.validation_scenarios]
+    warehouse = settings.warehouse_path
+    prepare_warehouse(warehouse)
+    validation_settings = dataclasses.replace(settings, warehouse=str(warehouse / VALIDATION_DIR))
+    second_round = max(options.messages // 2, options.partitions)
+    with contextlib.ExitStack() as cleanup:
+        if broker_dir is None:
+            broker_dir = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="offsetlake-demo-broker-")))
+        with step("start the embedded Kafka broker") as detail:
+            broker = EmbeddedBroker(broker_dir)
+            broker.start()
+            cleanup.callback(broker.stop)
+            detail.append(f"{broker.bootstrap_servers}, data in {broker_dir}")
+        kafka = dataclasses.replace(settings.kafka, bootstrap_servers=broker.bootstrap_servers)
+        settings = dataclasses.replace(settings, kafka=kafka)
+        validation_settings = dataclasses.replace(validation_settings, kafka=kafka)
+        client = kafka.librdkafka_config()
+        with step(f"create {options.topic} and produce {options.messages} messages") as detail:
+            create_topic(client, options.topic, options.partitions)
+            produce_messages(client, options.topic, options.messages, options.partitions)
+            detail.append(f"{options.partitions} partitions")
+        workload = cleanup.enter_context(DemoWorkload(client, options.topic, options.partitions, DemoGroups("demo")))
+        with step("scripted workload: 7 consumer groups"):
+            outcomes = workload.run(parallel=options.parallel, report=lambda o: report(
+                f"         {o.group}: {o.scenario} ({o.seconds:.1f}s)"))
+        with step("start Spark"):
             spark = build_spark_session(settings)
-            snapshot_end_offsets(spark, settings)
-            produce_messages(client, topic, messages // 2, partitions)
-            snapshot_end_offsets(spark, settings)
-            report(f"produced {messages // 2} more messages; two end-offset snapshots taken")
-            run_ingest(spark, settings, IngestOptions(once=True),
-                       on_batch=lambda b: report(f"ingest batch {b.batch_id}: {b.records} records in {b.seconds:.1f}s"))
-            gold = refresh_gold(spark, settings)
-            report(f"gold refreshed: {gold}")
-            refresh_consumer_lag(spark, settings)
-            status = latest_status(spark, settings)
-            counts = {name: read_table(spark, settings, spec).count() for name, spec in TABLES.items()
-                      if DeltaTable.isDeltaTable(spark, str(table_path(settings, spec)))}
-            members = [
-                row.asDict(recursive=True) for row in read_table(spark, settings, TABLES["silver.group_members"])
-                .orderBy("source_partition", "source_offset", "member_id")
-                .select("group", "generation", "protocol", "client_id", "is_leader", "assigned_partitions").collect()
-            ]
-        return DemoResult(warehouse=settings.warehouse_path, rows_per_table=counts, members=members,
-                          lag=status, seconds=time.monotonic() - started)
-    finally:
-        if temp is not None:
-            temp.cleanup()
+        with step("end-offset snapshot 1"):
+            snapshot_end_offsets(spark, settings, [options.topic])
+        with step(f"produce {second_round} more; every group but the lagging one catches up") as detail:
+            produce_messages(client, options.topic, second_round, options.partitions)
+            detail.append(f"caught up in {workload.catch_up():.1f}s")
+        with step("end-offset snapshot 2"):
+            snapshot_end_offsets(spark, settings, [options.topic])
+        with step("ingest --once of __consumer_offsets into bronze and silver") as detail:
+            batches = run_ingest(spark, settings, IngestOptions(once=True))
+            detail.append(f"{sum(b.records for b in batches)} records in {_plural(len(batches), 'batch')}")
+        with step("gold refresh") as detail:
+            counts = refresh_gold(spark, settings)
+            detail.append(", ".join(f"{name.split('.')[1]} {n}" for name, n in counts.items()))
+        with step("consumer-lag refresh") as detail:
+            lag = refresh_consumer_lag(spark, settings)
+            detail.append(f"{lag.rows} rows for {_plural(lag.snapshots, 'snapshot')}")
+        validation = None
+        if scenarios:
+            with step(f"validate {', '.join(p.stem for p in scenarios)} in "
+                      f"{validation_settings.warehouse_path}") as detail:
+                began = time.monotonic()
+                checked = validate(spark, validation_settings, scenarios, topic_prefix="demo-validate")
+                validation = ValidationOutcome(
+                    warehouse=validation_settings.warehouse_path, scenarios=list(checked.scenarios),
+                    ok=checked.ok, differences={k: n for k, n in checked.counts().items() if n},
+                    run_id=checked.run_id, seconds=time.monotonic() - began)
+                detail.append("PASS" if validation.ok else f"FAIL, {len(checked.diffs)} differences")
+        with step("read gold for the summary"):
+            gold = collect_gold(spark, settings)
+            rows_per_table = table_row_counts(spark, settings)
+        with step("close the consumers and stop the broker"):
+            cleanup.close()
+    return DemoResult(warehouse=warehouse, outcomes=outcomes, rows_per_table=rows_per_table, gold=gold,
+                      validation=validation, steps=steps, seconds=time.monotonic() - started)
+
+
+def summary_lines(result: DemoResult) -> list[str]:
+    """Everything the demo prints on stdout at the end (pure)."""
+    lines = [f"Delta tables under {result.warehouse}:"]
+    lines += [f"  {name:<32} {count:>7,} rows" for name, count in result.rows_per_table.items()]
+    outcomes = {o.group: o for o in result.outcomes}
+    lines.append("")
+    lines.append("Consumer groups, as gold reconstructs them from __consumer_offsets:")
+    for summary in group_summaries(result.gold, order=[o.group for o in result.outcomes]):
+        lines.append("")
+        lines += format_group(summary, outcomes.get(summary.group))
+    missing = [o.group for o in result.outcomes if o.group not in {s.group for s in group_summaries(result.gold)}]
+    for group in missing:
+        lines += ["", f"{group}  -- {outcomes[group].scenario}: not in gold"]
+    lines.append("")
+    if result.validation is not None:
+        lines += format_validation(result.validation)
+        lines.append("")
+    lines += query_examples(result.warehouse)
+    lines.append("")
+    lines.append("steps: " + ", ".join(f"{name} {seconds:.1f}s" for name, seconds in result.steps))
+    lines.append(f"done in {result.seconds:.1f}s")
+    return lines
