@@ -1,0 +1,89 @@
+"""``offsetlake check``: run the data-quality suites of quality/ and fail on a critical expectation."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from cli.errors import CommandError
+from cli.settings_arg import settings_from
+
+RESULT_WORDS = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP", "error": "ERROR"}
+SAMPLE_LINES = 3
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "check", help="run the data-quality expectations (Great Expectations) over the warehouse",
+        description=(
+            "Run the data-quality suites in quality/ (one per table or concern: offset_commits, group_members, "
+            "group_generations, partition_assignments, committed_offsets, consumer_lag, quarantine, cross_table) "
+            "with Great Expectations over the warehouse's Delta tables. Expectations of tables that do not exist "
+            "yet are skipped. Every result is appended to audit.data_quality_results (with up to "
+            "quality.sample_rows unexpected rows as JSON) and GX data docs (HTML) are built into --docs-dir "
+            "(default quality.docs_dir, else <warehouse>/_quality/data_docs). Prints one line per expectation "
+            "(suite, expectation, severity, PASS/FAIL/SKIP/ERROR, observed value) and the data docs index. "
+            "Exits 1 if any critical expectation failed or could not be evaluated, 0 otherwise (warnings are "
+            "printed but do not fail). Thresholds and severity overrides are in the [quality] settings."
+        ),
+    )
+    parser.add_argument("--table", action="append", metavar="NAME", dest="tables",
+                        help="only the suites checking this table (e.g. gold.consumer_lag) or this suite "
+                             "(e.g. cross_table); repeatable")
+    parser.add_argument("--docs-dir", metavar="DIR", help="where to build the GX data docs")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    from quality.checkpoint import check_severity_overrides, select_suites
+
+    try:
+        select_suites(args.tables)
+        check_severity_overrides(settings)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from exc
+    if not settings.warehouse_path.is_dir() or not any(settings.warehouse_path.iterdir()):
+        raise CommandError(f"warehouse {settings.warehouse_path} does not exist or is empty; run `offsetlake ingest` "
+                           "first or set warehouse / OFFSETLAKE_WAREHOUSE")
+    from pipelines.spark_session import build_spark_session
+    from quality.checkpoint import run_checks
+
+    spark = build_spark_session(settings)
+    try:
+        report = run_checks(spark, settings, tables=args.tables, docs_dir=args.docs_dir)
+    except Exception as exc:  # noqa: BLE001 - Spark/Delta/GX failures become one line
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CommandError(f"data-quality check failed to run: {first}") from exc
+    finally:
+        spark.stop()
+    return print_report(report)
+
+
+def print_report(report) -> int:  # type: ignore[no-untyped-def]
+    """Print one line per expectation (and a few unexpected rows of failures); 1 if a critical one failed."""
+    rows = [("SUITE", "EXPECTATION", "SEVERITY", "RESULT", "OBSERVED")]
+    for r in report.results:
+        observed = r.details if r.status in ("skipped", "error") else _short(r.observed_value)
+        rows.append((r.suite, r.expectation, r.severity, RESULT_WORDS[r.status], observed))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for index, row in enumerate(rows):
+        print("  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)) + "  " + row[4])
+        result = report.results[index - 1] if index else None
+        if result is not None and result.status == "failed":
+            for sample in result.unexpected_sample[:SAMPLE_LINES]:
+                print(f"    unexpected: {_short(sample, 200)}")
+    counts = report.counts()
+    critical = sum(r.fails_run for r in report.results)
+    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    print(f"check: {len(report.results)} expectations ({summary}); {critical} critical failing; "
+          f"results in audit.data_quality_results run_id={report.run_id}", file=sys.stderr)
+    if report.docs_index is not None:
+        print(f"check: data docs {report.docs_index}", file=sys.stderr)
+    return 0 if report.ok else 1
+
+
+def _short(value: object, limit: int = 60) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

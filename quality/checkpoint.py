@@ -1,0 +1,307 @@
+"""Run every suite of ``quality/`` over the warehouse with Great Expectations, record and document the results.
+
+One ephemeral GX context per run (nothing of GX's is kept but the data docs): a Spark data source,
+one dataframe asset and expectation suite per (suite, table), each validated against the table as
+it is now. Results go to ``audit.data_quality_results`` (one row per expectation, skipped ones
+included) and GX data docs (HTML) are built into ``quality.docs_dir`` (default
+``<warehouse>/_quality/data_docs``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from conf.settings import Settings
+from pipelines.delta_tables import ensure_table, idempotent_append, read_table, table_path
+from quality import (
+    committed_offsets,
+    consumer_lag,
+    cross_table,
+    group_generations,
+    group_members,
+    offset_commits,
+    partition_assignments,
+    quarantine,
+)
+from quality.suite import Rule, Suite, view_name
+from schemas import data_quality_results, refresh_state
+from schemas.catalog import TABLES
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+SUITES: tuple[Suite, ...] = (
+    offset_commits.SUITE, group_members.SUITE, group_generations.SUITE, partition_assignments.SUITE,
+    committed_offsets.SUITE, consumer_lag.SUITE, quarantine.SUITE, cross_table.SUITE,
+)
+RESULTS = data_quality_results.TABLE
+DOCS_SITE = "offsetlake"
+
+
+@dataclass(frozen=True)
+class ExpectationResult:
+    """The outcome of one rule in one run (a row of audit.data_quality_results)."""
+
+    suite: str
+    table: str
+    expectation: str
+    severity: str
+    status: str  # passed | failed | skipped | error
+    expectation_type: str | None = None
+    observed_value: Any = None
+    unexpected_count: int | None = None
+    unexpected_sample: tuple[Any, ...] = ()
+    details: str | None = None
+
+    @property
+    def success(self) -> bool | None:
+        return {"passed": True, "failed": False}.get(self.status)
+
+    @property
+    def fails_run(self) -> bool:
+        """A critical expectation that failed, or could not be evaluated, fails the run."""
+        return self.severity == "critical" and self.status in ("failed", "error")
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    run_id: str
+    run_at: dt.datetime
+    results: tuple[ExpectationResult, ...]
+    docs_index: Path | None
+
+    @property
+    def ok(self) -> bool:
+        return not any(r.fails_run for r in self.results)
+
+    def result(self, suite: str, expectation: str) -> ExpectationResult:
+        return next(r for r in self.results if r.suite == suite and r.expectation == expectation)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.results:
+            out[r.status] = out.get(r.status, 0) + 1
+        return out
+
+
+def select_suites(names: Sequence[str] | None) -> tuple[Suite, ...]:
+    """The suites to run: all, or narrowed to ``names``: whole suites by name, or the rules checking a table."""
+    if not names:
+        return SUITES
+    known = {s.name for s in SUITES} | {t for s in SUITES for t in s.tables()}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown table or suite {', '.join(unknown)}; expected one of {', '.join(sorted(known))}")
+    chosen = []
+    for suite in SUITES:
+        rules = tuple(r for r in suite.rules if suite.name in names or (r.table or suite.table) in names)
+        if rules:
+            chosen.append(dataclasses.replace(suite, rules=rules))
+    return tuple(chosen)
+
+
+def docs_directory(settings: Settings, docs_dir: str | os.PathLike[str] | None = None) -> Path:
+    chosen = docs_dir or settings.quality.docs_dir
+    return Path(chosen).expanduser().resolve() if chosen else settings.warehouse_path / "_quality" / "data_docs"
+
+
+def run_checks(spark: SparkSession, settings: Settings, *, tables: Sequence[str] | None = None,
+               frames: Mapping[str, DataFrame] | None = None, docs_dir: str | os.PathLike[str] | None = None,
+               write_results: bool = True) -> CheckReport:
+    """Run the suites (all, or those of ``tables``) and return what every expectation found.
+
+    ``frames`` replaces tables by name (``silver.offset_commits``, or ``silver.offset_commits@gold``
+    for silver as gold last saw it): how tests feed tampered data. A table that does not exist (and is
+    not in ``frames``) skips the rules that read it.
+    """
+    suites = select_suites(tables)
+    check_severity_overrides(settings)
+    run_id = uuid.uuid4().hex
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    run_at = now.replace(microsecond=now.microsecond // 1000 * 1000)
+    available = _load_tables(spark, settings, suites, frames or {})
+    for name, frame in available.items():
+        frame.createOrReplaceTempView(view_name(name))
+    docs = docs_directory(settings, docs_dir)
+    context = _gx_context(docs)
+    source = context.data_sources.add_spark(name="warehouse", persist=False)
+    results: list[ExpectationResult] = []
+    for suite in suites:
+        for table in sorted(suite.tables()):
+            rules = [r for r in suite.rules if (r.table or suite.table) == table]
+            runnable = []
+            for rule in rules:
+                missing = sorted(t for t in (table, *rule.needs) if t not in available)
+                if missing:
+                    results.append(ExpectationResult(
+                        suite.name, table, rule.name, _severity(settings, suite, rule), "skipped",
+                        details=_missing(missing)))
+                else:
+                    runnable.append(rule)
+            if runnable:
+                results.extend(_validate(context, source, settings, suite, table, runnable, available[table],
+                                         run=(run_id, run_at)))
+    report = CheckReport(run_id, run_at, tuple(results), None)
+    if write_results:
+        write_report(spark, settings, report)
+    context.build_data_docs(site_names=[DOCS_SITE])
+    index = docs / "index.html"
+    return CheckReport(run_id, run_at, tuple(results), index if index.is_file() else None)
+
+
+def _missing(tables: Sequence[str]) -> str:
+    gold_views = [t.removesuffix("@gold") for t in tables if t.endswith("@gold")]
+    plain = [t for t in tables if not t.endswith("@gold")]
+    parts = [f"table {', '.join(plain)} does not exist yet"] if plain else []
+    if gold_views:
+        parts.append(f"gold has not been refreshed from {', '.join(gold_views)} yet")
+    return "; ".join(parts)
+
+
+def check_severity_overrides(settings: Settings) -> None:
+    """Refuse a ``quality.severity`` key that names no expectation (a typo would silently change nothing)."""
+    known = {f"{s.name}.{r.name}" for s in SUITES for r in s.rules}
+    unknown = sorted(set(settings.quality.severity) - known)
+    if unknown:
+        raise ValueError(f"quality.severity names unknown expectations {', '.join(unknown)}; keys are "
+                         "'suite.expectation', e.g. offset_commits.offsets_never_decrease_within_a_generation")
+
+
+def _severity(settings: Settings, suite: Suite, rule: Rule) -> str:
+    return settings.quality.severity.get(f"{suite.name}.{rule.name}", rule.severity)
+
+
+def _load_tables(spark: SparkSession, settings: Settings, suites: Sequence[Suite],
+                 frames: Mapping[str, DataFrame]) -> dict[str, DataFrame]:
+    needed = {t for s in suites for r in s.rules for t in ((r.table or s.table), *r.needs)}
+    gold_versions: dict[str, int] | None = None
+    out: dict[str, DataFrame] = {}
+    for name in sorted(needed):
+        if name in frames:
+            out[name] = frames[name]
+            continue
+        base = name.removesuffix("@gold")
+        spec = TABLES[base]
+        if not (table_path(settings, spec) / "_delta_log").is_dir():
+            continue
+        if base == name:
+            out[name] = read_table(spark, settings, spec)
+            continue
+        if gold_versions is None:
+            gold_versions = _gold_versions(spark, settings)
+        if base in gold_versions:
+            out[name] = spark.read.format("delta").option("versionAsOf", gold_versions[base]) \
+                .load(str(table_path(settings, spec)))
+    return out
+
+
+def _gold_versions(spark: SparkSession, settings: Settings) -> dict[str, int]:
+    """The silver versions gold reflects (gold._refresh_state), empty before the first refresh."""
+    if not (table_path(settings, refresh_state.TABLE) / "_delta_log").is_dir():
+        return {}
+    return {r["source_table"]: r["version"] for r in read_table(spark, settings, refresh_state.TABLE).collect()}
+
+
+def _gx_context(docs: Path):  # type: ignore[no-untyped-def]
+    os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import (
+        DataContextConfig,
+        InMemoryStoreBackendDefaults,
+        ProgressBarsConfig,
+    )
+
+    site = {
+        "class_name": "SiteBuilder", "show_how_to_buttons": False,
+        "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(docs)},
+        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+    }
+    config = DataContextConfig(store_backend_defaults=InMemoryStoreBackendDefaults(init_temp_docs_sites=False),
+                               progress_bars=ProgressBarsConfig(globally=False, metric_calculations=False),
+                               data_docs_sites={DOCS_SITE: site}, analytics_enabled=False)
+    return gx.get_context(project_config=config, mode="ephemeral")
+
+
+def _validate(context, source, settings: Settings, suite: Suite, table: str,  # type: ignore[no-untyped-def]
+              rules: Sequence[Rule], frame: DataFrame, run: tuple[str, dt.datetime]) -> list[ExpectationResult]:
+    import great_expectations as gx
+    from great_expectations.core.run_identifier import RunIdentifier
+
+    name = suite.name if table == suite.table else f"{suite.name}.{view_name(table)}"
+    batch = source.add_dataframe_asset(name=name).add_batch_definition_whole_dataframe("whole table")
+    gx_suite = context.suites.add(gx.ExpectationSuite(name=name, meta={"table": table}))
+    for rule in rules:
+        expectation = rule.expectation(settings.quality)
+        expectation.severity = _severity(settings, suite, rule)
+        expectation.notes = rule.reason
+        expectation.meta = {"offsetlake_rule": rule.name, "table": table}
+        gx_suite.add_expectation(expectation)
+    definition = context.validation_definitions.add(gx.ValidationDefinition(name=name, data=batch, suite=gx_suite))
+    # The run name is offsetlake's run id, so data docs pages and audit rows can be matched.
+    outcome = definition.run(batch_parameters={"dataframe": frame}, result_format={"result_format": "COMPLETE"},
+                             run_id=RunIdentifier(run_name=run[0], run_time=run[1].replace(tzinfo=dt.UTC)))
+    by_rule = {r.expectation_config.meta["offsetlake_rule"]: r for r in outcome.results}
+    return [_result(settings, suite, table, rule, by_rule[rule.name]) for rule in rules]
+
+
+def _result(settings: Settings, suite: Suite, table: str, rule: Rule, outcome) -> ExpectationResult:  # type: ignore[no-untyped-def]
+    limit = settings.quality.sample_rows
+    info = outcome.exception_info or {}
+    severity = _severity(settings, suite, rule)
+    kind = outcome.expectation_config.type
+    if info.get("raised_exception"):
+        message = str(info.get("exception_message") or "").strip().splitlines()
+        return ExpectationResult(suite.name, table, rule.name, severity, "error", kind,
+                                 details=message[0] if message else "the expectation raised")
+    result = outcome.result or {}
+    details = result.get("details") or {}
+    if "unexpected_rows" in details:
+        sample = details["unexpected_rows"]
+        count = result.get("observed_value")
+    else:
+        sample = result.get("partial_unexpected_list") or result.get("unexpected_list") or []
+        count = result.get("unexpected_count")
+    return ExpectationResult(
+        suite.name, table, rule.name, severity, "passed" if outcome.success else "failed", kind,
+        observed_value=result.get("observed_value", count), unexpected_count=count,
+        unexpected_sample=tuple(sample[:limit]), details=rule.reason)
+
+
+def write_report(spark: SparkSession, settings: Settings, report: CheckReport) -> None:
+    """Append the run's rows to audit.data_quality_results, once.
+
+    The Delta txnVersion is the run's start in ms (txnAppId per cluster), so a retried write of the
+    same run is skipped by Delta instead of duplicating its rows.
+    """
+    ensure_table(spark, settings, RESULTS)
+    rows = [(settings.cluster_name, report.run_id, report.run_at, r.suite, r.table, r.expectation, r.expectation_type,
+             r.severity, r.status, r.success, _json(r.observed_value) if r.observed_value is not None else None,
+             r.unexpected_count, _json(list(r.unexpected_sample)), r.details) for r in report.results]
+    frame = spark.createDataFrame(rows, RESULTS.schema)
+    version = int(report.run_at.replace(tzinfo=dt.UTC).timestamp() * 1000)
+    idempotent_append(frame, settings, RESULTS, app_id=f"offsetlake-check:{settings.cluster_name}", version=version)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, default=str, sort_keys=True)
+
+
+def violations(spark: SparkSession, rule: Rule, table: str, frames: Mapping[str, DataFrame],
+               settings: Settings) -> DataFrame:
+    """The rows an unexpected-rows rule selects, run directly in Spark without GX.
+
+    For digging into a failure and for testing a rule's query on hand-built frames: ``frames``
+    gives ``table`` and every table the rule needs, by name.
+    """
+    for name, frame in frames.items():
+        frame.createOrReplaceTempView(view_name(name))
+    query = rule.expectation(settings.quality).unexpected_rows_query
+    return spark.sql(query.replace("{batch}", view_name(table)))

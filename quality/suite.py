@@ -1,0 +1,96 @@
+"""What a data-quality suite declares: named rules, each a Great Expectations expectation with a severity.
+
+Most rules here are cross-row invariants that GX has no built-in expectation for ("no partition owned
+by two members in one generation"). They are written as a Spark SQL query that selects the violating
+rows and checked with GX's ``UnexpectedRowsExpectation`` (it fails when the query returns rows, and
+keeps up to 200 of them in its result, so a failure shows the offending rows). ``{batch}`` in a query
+is the suite's table; other tables are read through temporary views named by :func:`view_name`
+(``silver.group_metadata`` -> ``silver_group_metadata``). ``$name`` placeholders are filled from the
+``[quality]`` settings (``string.Template``), e.g. ``$max_quarantine_rate``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from string import Template
+from typing import TYPE_CHECKING, Literal
+
+from conf.settings import QualitySettings
+
+if TYPE_CHECKING:
+    from great_expectations.expectations import Expectation
+
+Severity = Literal["critical", "warning"]
+GOLD_VIEW_SUFFIX = "_as_of_gold"
+
+
+def view_name(table: str) -> str:
+    """The temporary view a query reads ``table`` through: ``silver.offset_commits`` -> ``silver_offset_commits``."""
+    return table.replace("@gold", GOLD_VIEW_SUFFIX).replace(".", "_")
+
+
+def as_of_gold(table: str) -> str:
+    """A silver table as gold last saw it (the version in gold._refresh_state), for gold-vs-silver rules."""
+    return table + "@gold"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One named expectation: what must hold, how bad a failure is, and why it must hold.
+
+    ``expectation`` builds the GX expectation from the quality settings. ``table`` is the table it
+    runs on (the suite's by default); ``needs`` are other tables its query reads (it is skipped
+    when one does not exist yet).
+    """
+
+    name: str
+    severity: Severity
+    reason: str
+    expectation: Callable[[QualitySettings], Expectation]
+    table: str | None = None
+    needs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Suite:
+    """The rules of one module, named after it; ``table`` is the table most of them check."""
+
+    name: str
+    table: str
+    rules: tuple[Rule, ...] = field(default_factory=tuple)
+
+    def rule(self, name: str) -> Rule:
+        return next(r for r in self.rules if r.name == name)
+
+    def tables(self) -> set[str]:
+        return {r.table or self.table for r in self.rules}
+
+
+def unexpected_rows(query: str) -> Callable[[QualitySettings], Expectation]:
+    """A rule whose query selects the violating rows: it passes when the query returns none."""
+
+    def build(quality: QualitySettings) -> Expectation:
+        import great_expectations as gx
+
+        return gx.expectations.UnexpectedRowsExpectation(unexpected_rows_query=render_query(query, quality))
+
+    return build
+
+
+def render_query(query: str, quality: QualitySettings) -> str:
+    """Fill ``$name`` placeholders from the quality settings; ``{batch}`` is left for GX."""
+    values = {f.name: getattr(quality, f.name) for f in dataclasses.fields(quality) if f.name != "severity"}
+    return Template(query).substitute(values)
+
+
+def built_in(name: str, **kwargs: object) -> Callable[[QualitySettings], Expectation]:
+    """A rule that is one of GX's own expectations, e.g. ``built_in("ExpectColumnValuesToBeInSet", ...)``."""
+
+    def build(quality: QualitySettings) -> Expectation:
+        import great_expectations as gx
+
+        return getattr(gx.expectations, name)(**kwargs)
+
+    return build
