@@ -1,0 +1,75 @@
+"""``offsetlake dashboard``: write a self-contained HTML dashboard of the warehouse's consumer groups."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from pathlib import Path
+
+from cli.errors import CommandError, reported_as_command_errors
+from cli.settings_arg import settings_from
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "dashboard", help="write a self-contained HTML dashboard (rebalances, lag, ownership, status)",
+        description=(
+            "Write one HTML file with charts of the gold tables: rebalances over time (one dot per "
+            "rebalance, storms ringed), lag per group over time, a partition-ownership timeline and a status "
+            "table (Burrow status, state, members, lag, last commit). The file is self-contained: data, CSS "
+            "and the chart script are inline, nothing is fetched from the network, so it opens from disk "
+            "anywhere. Tables are read with delta-rs (no SparkSession, fast); a table delta-rs cannot read "
+            "is read with Spark instead. Run 'offsetlake gold' and 'offsetlake lag' first."
+        ),
+        epilog="Example: offsetlake dashboard --out report.html --group billing --since 2026-11-01",
+    )
+    parser.add_argument("--out", required=True, type=Path, help="the HTML file to write")
+    parser.add_argument("--group", action="append", default=[], metavar="G",
+                        help="show only this group (repeat for several; default: every group)")
+    parser.add_argument("--since", metavar="TIME",
+                        help="drop what ended before TIME (ISO 8601, UTC unless it has an offset, e.g. "
+                             "2026-11-01 or 2026-11-01T12:00:00)")
+    parser.add_argument("--engine", choices=("auto", "delta-rs", "spark"), default="auto",
+                        help="how to read the tables (default auto: delta-rs, Spark for a table it refuses)")
+    parser.set_defaults(run=run)
+
+
+def parse_since(text: str | None) -> int | None:
+    """ISO 8601 date or time -> epoch milliseconds (naive times are UTC)."""
+    if text is None:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise CommandError(f"dashboard: --since {text!r} is not an ISO 8601 date or time "
+                           "(e.g. 2026-11-01 or 2026-11-01T12:00:00)") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return int(moment.timestamp() * 1000)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dashboard.build import build_dashboard
+
+    since = parse_since(args.since)
+    settings = settings_from(args)
+    with reported_as_command_errors():
+        try:
+            report = build_dashboard(settings, args.out, groups=args.group, since=since, engine=args.engine)
+        except OSError as exc:
+            raise CommandError(f"dashboard: cannot write {args.out}: {exc.strerror or exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - a table nobody can read is one line
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CommandError(f"dashboard: reading the warehouse failed: {first}") from exc
+    data = report.data
+    engines = ", ".join(sorted(set(report.read.engines.values()))) or "no tables"
+    print(f"dashboard: wrote {report.out} ({len(data.status)} groups, {len(data.rebalances)} rebalances, "
+          f"{sum(len(s['points']) for s in data.lag)} lag points, {len(data.ownership)} partitions) in "
+          f"{report.seconds:.1f}s; read {len(report.read.engines)} tables with {engines} in "
+          f"{report.read.seconds:.2f}s", file=sys.stderr)
+    for table, reason in report.read.fallbacks.items():
+        print(f"dashboard: {table} read with Spark: delta-rs refused it ({reason})", file=sys.stderr)
+    if data.missing_tables:
+        print(f"dashboard: not in the warehouse yet: {', '.join(data.missing_tables)}", file=sys.stderr)
+    return 0

@@ -1,0 +1,147 @@
+"""``offsetlake sql``: run Spark SQL against the warehouse, with its tables and the dashboard views in the catalog."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import decimal
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from cli.errors import CommandError, reported_as_command_errors
+from cli.settings_arg import settings_from
+
+FORMATS = ("table", "csv", "json")
+DEFAULT_LIMIT = 1000
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "sql", help="run Spark SQL against the warehouse (tables as layer.table, views as dashboards.*)",
+        description=(
+            "Run one Spark SQL statement against the warehouse. Every existing Delta table is in the catalog "
+            "as layer.table (bronze.offsets_topic_records, silver.offset_commits, gold.rebalance_events, ...) "
+            "and the dashboard questions are views in the dashboards schema (pipelines/sql_views/*.sql): "
+            "top_rebalancing_groups, rebalance_timeline, partition_ownership, lag_over_time, "
+            "consumer_status_now, stale_groups, membership_churn. Delta time travel works on tables: "
+            "SELECT ... FROM gold.partition_assignments VERSION AS OF 3 (or TIMESTAMP AS OF '...'); "
+            "DESCRIBE HISTORY gold.partition_assignments lists the versions. Quote the column `group` and "
+            "`partition` with backticks. --list shows every table and view with what it answers."
+        ),
+        epilog=(
+            "Examples: offsetlake sql --list; offsetlake sql \"SELECT * FROM dashboards.consumer_status_now\"; "
+            "offsetlake sql --format csv \"SELECT * FROM dashboards.partition_ownership WHERE `group` = 'billing' "
+            "AND valid_from <= TIMESTAMP '2026-01-01 12:00:00' AND (valid_to IS NULL OR valid_to > "
+            "TIMESTAMP '2026-01-01 12:00:00')\""
+        ),
+    )
+    parser.add_argument("query", nargs="?", help="one Spark SQL statement (quote it for the shell)")
+    parser.add_argument("--format", choices=FORMATS, default="table",
+                        help="table (aligned columns, default), csv (with a header) or json (one object per line)")
+    parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
+                        help=f"print at most N rows (default {DEFAULT_LIMIT}; 0 for all)")
+    parser.add_argument("--list", action="store_true", help="list the tables and views with their descriptions")
+    parser.set_defaults(run=run)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, list | dict | tuple):
+        return json.dumps(_plain(value), default=str)
+    return str(value)
+
+
+def _plain(value: Any) -> Any:
+    """Rows and nested values as JSON-friendly Python (Spark Rows are tuples with names)."""
+    if hasattr(value, "asDict"):
+        return {k: _plain(v) for k, v in value.asDict().items()}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, bytes | bytearray):
+        return value.hex()
+    return value
+
+
+def format_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    """Aligned columns; numbers right-aligned (pure)."""
+    cells = [[_text(v) for v in row] for row in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    numeric = [all(isinstance(row[i], int | float | decimal.Decimal) and not isinstance(row[i], bool)
+                   for row in rows if row[i] is not None) and any(row[i] is not None for row in rows)
+               for i in range(len(columns))]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric, strict=True)
+                         ).rstrip()
+
+    return [line(columns), line(["-" * w for w in widths]), *(line(row) for row in cells)]
+
+
+def write_rows(out: TextIO, fmt: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    if fmt == "csv":
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow(["" if v is None else _text(v) for v in row])
+    elif fmt == "json":
+        for row in rows:
+            out.write(json.dumps({c: _plain(v) for c, v in zip(columns, row, strict=True)}, default=str) + "\n")
+    else:
+        for text in format_table(columns, rows):
+            out.write(text + "\n")
+
+
+def _print_list(report: Any) -> None:
+    from pipelines.sql_views import load_views
+    from schemas.catalog import TABLES
+
+    print("tables:")
+    for name in report.tables:
+        print(f"  {name:<34} {TABLES[name].description}")
+    for name in report.missing_tables:
+        print(f"  {name:<34} (not created yet in this warehouse)")
+    print("\nviews:")
+    skipped = report.skipped_views
+    for view in load_views():
+        note = f" [unavailable: {skipped[view.name]}]" if view.name in skipped else ""
+        print(f"  {view.name:<34} {view.question}{note}")
+        print(f"  {'':<34} parameters: {view.parameters}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pipelines import spark_session
+    from pipelines.sql_views import error_line, quiet_query_context_logger, register_catalog, run_query
+
+    if not args.list and not args.query:
+        raise CommandError("sql: give a query (quoted), or --list")
+    if args.limit < 0:
+        raise CommandError(f"sql: --limit must be >= 0, got {args.limit}")
+    settings = settings_from(args)
+    with reported_as_command_errors():
+        spark = spark_session.build_spark_session(settings)
+        quiet_query_context_logger()
+        report = register_catalog(spark, settings)
+        if args.list:
+            _print_list(report)
+            return 0
+        try:
+            result = run_query(spark, args.query, args.limit or None)
+        except Exception as exc:  # noqa: BLE001 - a bad query is one line, never a JVM stack
+            raise CommandError(f"sql: {error_line(exc)}") from exc
+    write_rows(sys.stdout, args.format, result.columns, result.rows)
+    sys.stdout.flush()
+    more = " (more rows: raise --limit, or 0 for all)" if result.truncated else ""
+    print(f"{len(result.rows)} rows{more}", file=sys.stderr)
+    return 0

@@ -1,0 +1,108 @@
+"""Read the dashboard's tables as rows: through delta-rs (no JVM), or through Spark when delta-rs cannot.
+
+delta-rs (``deltalake``) reads a table in a fraction of a second where a SparkSession takes many
+seconds to start; offsetlake's tables keep default protocol features (no deletion vectors, see
+``pipelines/spark_session.py``), which its pyarrow path reads. A table delta-rs refuses (a reader
+feature it lacks) is read with Spark instead; the report says which engine read which table.
+
+Both readers return ``{column: value}`` dicts with timestamps as epoch milliseconds (UTC), so that
+``dashboard/data.py`` never sees engine-specific types.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from conf.settings import Settings
+from pipelines.delta_tables import table_path
+from schemas.catalog import TABLES
+
+Row = dict[str, Any]
+ENGINES = ("auto", "delta-rs", "spark")
+
+
+@dataclass
+class ReadReport:
+    """Which engine read each table, how long reading took, and why delta-rs was passed over, if it was."""
+
+    engines: dict[str, str] = field(default_factory=dict)
+    fallbacks: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def _exists(settings: Settings, name: str) -> bool:
+    return (table_path(settings, TABLES[name]) / "_delta_log").is_dir()
+
+
+def read_with_delta_rs(settings: Settings, name: str, columns: tuple[str, ...]) -> list[Row]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from deltalake import DeltaTable
+
+    delta = DeltaTable(str(table_path(settings, TABLES[name])))
+    present = {f.name for f in delta.schema().fields}
+    table = delta.to_pyarrow_table(columns=[c for c in columns if c in present])
+    for index, column in enumerate(table.schema):
+        if pa.types.is_timestamp(column.type):
+            millis = pc.cast(pc.cast(table.column(index), pa.timestamp("ms", tz="UTC")), pa.int64())
+            table = table.set_column(index, column.name, millis)
+    return table.to_pylist()
+
+
+def read_with_spark(spark: Any, settings: Settings, name: str, columns: tuple[str, ...]) -> list[Row]:
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from pipelines.delta_tables import read_table
+
+    frame = read_table(spark, settings, TABLES[name])
+    types = {f.name: f.dataType for f in frame.schema.fields}
+    selected = [F.unix_millis(F.col(c)).alias(c) if isinstance(types[c], T.TimestampType) else F.col(c)
+                for c in columns if c in types]
+    return [row.asDict(recursive=True) for row in frame.select(*selected).collect()]
+
+
+def read_tables(settings: Settings, wanted: dict[str, tuple[str, ...]], engine: str = "auto",
+                spark_factory: Callable[[], Any] | None = None) -> tuple[dict[str, list[Row]], ReadReport]:
+    """Rows of each wanted table that exists in the warehouse (absent ones are left out of the result).
+
+    ``engine``: ``delta-rs`` (fail if it cannot), ``spark``, or ``auto`` (delta-rs, Spark per table
+    when delta-rs refuses it). ``spark_factory`` builds the SparkSession only if one is needed.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    started = time.monotonic()
+    report = ReadReport()
+    spark: Any = None
+
+    def session() -> Any:
+        nonlocal spark
+        if spark is None:
+            if spark_factory is None:
+                from pipelines.spark_session import build_spark_session
+
+                spark = build_spark_session(settings)
+            else:
+                spark = spark_factory()
+        return spark
+
+    tables: dict[str, list[Row]] = {}
+    for name, columns in wanted.items():
+        if not _exists(settings, name):
+            continue
+        if engine in ("auto", "delta-rs"):
+            try:
+                tables[name] = read_with_delta_rs(settings, name, columns)
+                report.engines[name] = "delta-rs"
+                continue
+            except Exception as exc:  # noqa: BLE001 - e.g. DeltaProtocolError: an unsupported reader feature
+                if engine == "delta-rs":
+                    raise
+                report.fallbacks[name] = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        tables[name] = read_with_spark(session(), settings, name, columns)
+        report.engines[name] = "spark"
+    report.seconds = time.monotonic() - started
+    return tables, report

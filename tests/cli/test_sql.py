@@ -1,0 +1,118 @@
+"""offsetlake sql: Spark SQL against the sample warehouse (tests/dashboard/sample_warehouse.py).
+
+Alpha's lag was 0 at s1 and 100 at s2 and s3 (see the sample's docstring). In-process runs use the
+session's SparkSession; one real command run checks that a bad query is one line, not a JVM stack.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.dashboard.sample_warehouse import sample_warehouse
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.broker, pytest.mark.spark]
+
+
+@pytest.fixture(scope="module")
+def sample(spark, kafka_broker, base_settings, tmp_path_factory):  # type: ignore[no-untyped-def]
+    return sample_warehouse(spark, kafka_broker, base_settings, tmp_path_factory.mktemp("sample"))
+
+
+@pytest.fixture
+def offsetlake_sql(spark, sample, monkeypatch, capsys):  # type: ignore[no-untyped-def]
+    """Run ``offsetlake sql ARGS`` in-process against the sample warehouse: (exit code, stdout, stderr)."""
+    import pipelines.spark_session
+    from cli.main import main
+
+    monkeypatch.setenv("OFFSETLAKE_WAREHOUSE", str(sample.settings.warehouse_path))
+    monkeypatch.setattr(pipelines.spark_session, "build_spark_session", lambda settings: spark)
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main(["sql", *args])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    return run
+
+
+def alpha_lag(sample) -> str:  # type: ignore[no-untyped-def]
+    return (f"SELECT `group`, total_lag FROM dashboards.lag_over_time WHERE `group` = '{sample.alpha}' "
+            "ORDER BY snapshot_time")
+
+
+def test_sql_prints_a_views_answer_as_csv_json_or_an_aligned_table(offsetlake_sql, sample) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = offsetlake_sql("--format", "csv", alpha_lag(sample))
+    assert code == 0 and out.splitlines() == ["group,total_lag", *[f"{sample.alpha},{n}" for n in (0, 100, 100)]]
+    assert err.strip() == "3 rows"
+    code, out, _ = offsetlake_sql("--format", "json", alpha_lag(sample))
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"group": sample.alpha, "total_lag": n} for n in (0, 100, 100)]
+    code, out, _ = offsetlake_sql(alpha_lag(sample))
+    lines = out.splitlines()
+    assert lines[0].split() == ["group", "total_lag"] and set(lines[1].replace(" ", "")) == {"-"}
+    assert lines[2:] == [f"{sample.alpha}  {n:>9}" for n in (0, 100, 100)]  # numbers right-aligned
+
+
+def test_sql_limits_the_rows_printed_and_says_there_were_more(offsetlake_sql, sample) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = offsetlake_sql("--format", "csv", "--limit", "2", alpha_lag(sample))
+    assert code == 0 and len(out.splitlines()) == 3
+    assert err.strip() == "2 rows (more rows: raise --limit, or 0 for all)"
+
+
+def test_sql_time_travels_with_version_as_of(offsetlake_sql, sample) -> None:  # type: ignore[no-untyped-def]
+    version = sample.first_versions["gold.group_membership"]
+    query = (f"SELECT count(*) AS members FROM gold.group_membership VERSION AS OF {version} "
+             f"WHERE `group` = '{sample.beta}'")
+    assert offsetlake_sql("--format", "csv", query)[:2] == (0, "members\n0\n")
+
+
+def test_sql_list_names_every_table_and_view_with_its_description(offsetlake_sql) -> None:  # type: ignore[no-untyped-def]
+    from pipelines.sql_views import load_views
+    from schemas.catalog import TABLES
+
+    code, out, _ = offsetlake_sql("--list")
+    assert code == 0
+    for name in TABLES:
+        assert any(line.split()[0] == name for line in out.splitlines() if line.strip()), name
+    assert "gold.rebalance_events" in out and TABLES["gold.rebalance_events"].description in out
+    for view in load_views():
+        assert f"{view.name:<34} {view.question}" in out
+
+
+def test_an_unknown_table_is_one_line_naming_it(offsetlake_sql) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = offsetlake_sql("SELECT * FROM gold.no_such_table")
+    assert code == 1 and out == ""
+    assert err.splitlines() == [err.strip()]
+    assert err.startswith("offsetlake: sql: [TABLE_OR_VIEW_NOT_FOUND] The table or view `gold`.`no_such_table`")
+
+
+def test_sql_without_a_query_asks_for_one(offsetlake_sql) -> None:  # type: ignore[no-untyped-def]
+    assert offsetlake_sql()[0] == 1
+    assert offsetlake_sql("--limit", "-1", "SELECT 1")[2].strip() == "offsetlake: sql: --limit must be >= 0, got -1"
+
+
+def test_a_syntax_error_is_one_line_pointing_at_it(offsetlake_sql) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = offsetlake_sql("SELEC 1")
+    assert code == 1 and out == "" and err.splitlines() == [err.strip()]
+    assert err.startswith("offsetlake: sql: [PARSE_SYNTAX_ERROR] Syntax error at or near 'SELEC'")
+
+
+def test_the_command_reports_an_unknown_table_in_one_line_without_a_jvm_stack(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OFFSETLAKE_WAREHOUSE": str(tmp_path / "warehouse"),
+           "OFFSETLAKE_SPARK__MASTER": "local[1]", "OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "1",
+           "OFFSETLAKE_SPARK__UI_ENABLED": "false", "OFFSETLAKE_SPARK__LOG_LEVEL": "ERROR"}
+    result = subprocess.run([sys.executable, "-m", "cli.main", "sql", "SELECT * FROM gold.no_such_table"],
+                            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert result.returncode == 1 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1].startswith("offsetlake: sql: [TABLE_OR_VIEW_NOT_FOUND] The table or view `gold`.`no_such_table`")
+    # Spark's own start-up lines may precede it, but no stack: neither Python's nor the JVM's.
+    assert "Traceback" not in result.stderr and "at org.apache" not in result.stderr, result.stderr
+    assert '"level": "ERROR"' not in result.stderr, result.stderr
