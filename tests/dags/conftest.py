@@ -1,0 +1,116 @@
+"""Airflow for the DAG tests: a temporary AIRFLOW_HOME with a migrated SQLite database, and one real run.
+
+Airflow reads its configuration when ``airflow`` is first imported, so the environment is set
+here, at import time, before any test module of this folder imports a DAG. ``dag.test()`` needs
+the migrated database (task_instance and friends); parsing the DAGs does not.
+
+``ingested`` runs the offsets_ingest DAG once, end to end, with ``dag.test()``: its tasks start
+the real ``offsetlake`` CLI (``.venv/bin/offsetlake``) as subprocesses against the session
+broker and a temporary warehouse named in a temporary settings file, the way a worker would.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DAGS = ROOT / "dags"
+OFFSETLAKE = Path(sys.executable).parent / "offsetlake"
+AIRFLOW_HOME = Path(tempfile.mkdtemp(prefix="offsetlake-airflow-home-"))
+atexit.register(shutil.rmtree, AIRFLOW_HOME, True)
+
+os.environ.update({
+    "AIRFLOW_HOME": str(AIRFLOW_HOME),
+    "AIRFLOW__CORE__LOAD_EXAMPLES": "False",  # DagBag(include_examples=) is gone in Airflow 3.3
+    "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),
+    "AIRFLOW__CORE__UNIT_TEST_MODE": "True",
+})
+if str(DAGS) not in sys.path:
+    sys.path.insert(0, str(DAGS))  # the shared module, importable as the DAG files import it
+
+TOPIC_PARTITIONS = 3
+MESSAGES = 60
+
+
+@pytest.fixture(scope="session", autouse=True)
+def quiet_logging_at_exit():  # type: ignore[no-untyped-def]
+    """Airflow's logging config points a handler at the stream pytest captured; py4j logs through it
+    while the interpreter exits, after pytest closed that stream. Drop such errors instead of
+    printing a "Logging error" traceback (the stdlib's switch for exactly this)."""
+    yield
+    logging.raiseExceptions = False
+
+
+@pytest.fixture(scope="session")
+def airflow_db() -> Path:
+    """``airflow db migrate`` into the temporary AIRFLOW_HOME (SQLite), once per run."""
+    result = subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], capture_output=True, text=True,
+                            env=os.environ.copy(), timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    return AIRFLOW_HOME
+
+
+@pytest.fixture(scope="session")
+def dag_bag():  # type: ignore[no-untyped-def]
+    from airflow.dag_processing.dagbag import DagBag
+
+    return DagBag(dag_folder=str(DAGS))
+
+
+def write_config(path: Path, warehouse: Path, bootstrap_servers: str) -> Path:
+    """A settings file for the CLI subprocesses: the session broker, the given warehouse, a small Spark."""
+    path.write_text(
+        f'cluster_name = "test"\nwarehouse = "{warehouse}"\n'
+        '[spark]\nmaster = "local[2]"\nshuffle_partitions = 2\ndriver_memory = "768m"\nlog_level = "ERROR"\n'
+        f'[kafka]\nbootstrap_servers = "{bootstrap_servers}"\n',
+        encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def run_conf_for(kafka_broker):  # type: ignore[no-untyped-def]
+    """``run_conf_for(warehouse, config_path)``: DAG params for the venv's offsetlake and a new settings file."""
+
+    def make(warehouse: Path, config: Path) -> dict[str, str]:
+        write_config(config, warehouse, kafka_broker.bootstrap_servers)
+        return {"offsetlake_bin": str(OFFSETLAKE), "config": str(config)}
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def ingested(airflow_db, dag_bag, kafka_broker, spark, base_settings, run_conf_for, tmp_path_factory):  # type: ignore[no-untyped-def]
+    """Real groups commit on the session broker, then one ``dag.test()`` of offsets_ingest."""
+    from broker.workload import create_topic, produce_messages, run_members
+    from conf.settings import KafkaSettings
+    from pipelines.end_offsets import snapshot_end_offsets
+
+    base = tmp_path_factory.mktemp("dag-ingest")
+    settings = dataclasses.replace(base_settings, warehouse=str(base / "warehouse"),
+                                   kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers))
+    run_conf = run_conf_for(settings.warehouse_path, base / "offsetlake.toml")
+    client = settings.kafka.librdkafka_config()
+    suffix = uuid.uuid4().hex[:8]
+    topic = f"dag-orders-{suffix}"
+    create_topic(client, topic, TOPIC_PARTITIONS)
+    produce_messages(client, topic, MESSAGES, TOPIC_PARTITIONS)
+    classic = run_members(client, topic, f"dag-billing-{suffix}", MESSAGES, members=2, assignor="range")
+    modern = run_members(client, topic, f"dag-shipping-{suffix}", MESSAGES, members=2, protocol="consumer")
+    # One end-offset snapshot (what the end_offsets_snapshot DAG takes every minute), so that the
+    # DAG's lag task has something to join the ingested commits with.
+    snapshot_end_offsets(spark, settings, [topic])
+    dag = dag_bag.dags["offsets_ingest"]
+    run = dag.test(run_conf=run_conf)
+    return {"settings": settings, "run_conf": run_conf, "topic": topic, "classic": classic, "modern": modern,
+            "run": run, "tasks": {ti.task_id: ti for ti in run.get_task_instances()}}

@@ -1,0 +1,83 @@
+"""data_quality, run with dag.test(): ``offsetlake check`` passes on a correct warehouse, fails the run on a bad one.
+
+The correct warehouse is the one offsets_ingest built (conftest ``ingested``). The bad one is a
+copy of it where gold.committed_offsets holds one (group, topic, partition) twice -- what the
+critical expectation ``one_row_per_group_topic_partition`` (quality/committed_offsets.py) forbids.
+A failed critical expectation is a verdict: the task fails at once, without a retry, and the
+failure callback reports it.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+
+import pytest
+
+from pipelines.delta_tables import read_table, table_path
+from schemas import committed_offsets
+
+pytestmark = [pytest.mark.broker, pytest.mark.spark]
+
+
+def test_the_check_passes_on_the_ingested_warehouse(ingested, dag_bag) -> None:  # type: ignore[no-untyped-def]
+    run = dag_bag.dags["data_quality"].test(run_conf=ingested["run_conf"])
+    assert run.state == "success"
+    assert [(ti.task_id, ti.state) for ti in run.get_task_instances()] == [("check", "success")]
+
+
+def test_a_duplicated_committed_offset_fails_the_run_without_retries(spark, ingested, dag_bag, run_conf_for,
+                                                                     tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    settings = dataclasses.replace(ingested["settings"], warehouse=str(tmp_path / "warehouse"))
+    shutil.copytree(ingested["settings"].warehouse_path, settings.warehouse_path)
+    duplicate = read_table(spark, settings, committed_offsets.TABLE).limit(1)
+    assert duplicate.count() == 1
+    duplicate.write.format("delta").mode("append").save(str(table_path(settings, committed_offsets.TABLE)))
+    run_conf = run_conf_for(settings.warehouse_path, tmp_path / "offsetlake.toml")
+
+    run = dag_bag.dags["data_quality"].test(run_conf=run_conf)
+
+    assert run.state == "failed"
+    [check] = run.get_task_instances()
+    assert (check.task_id, check.state, check.try_number) == ("check", "failed", 1)  # retries=1, not used
+    # The failure callback's report, one ERROR line.
+    [report] = [r.getMessage() for r in caplog.records
+                if r.levelno == logging.ERROR and r.getMessage().startswith("offsetlake DAG data_quality")]
+    assert report.startswith("offsetlake DAG data_quality: task check failed (run ")
+    assert (", not retried): offsetlake check exited 1: critical expectations failed: "
+            "committed_offsets.one_row_per_group_topic_partition (") in report
+
+
+CHECK_OUTPUT = [
+    "SUITE              EXPECTATION                        SEVERITY  RESULT  OBSERVED",
+    "committed_offsets  one_row_per_group_topic_partition  critical  FAIL    {\"unexpected_count\": 2}",
+    "    unexpected: {\"group\": \"g\"}",
+    "committed_offsets  committed_offsets_are_non_negative warning   FAIL    1",
+    "consumer_lag       lag_is_non_negative                critical  ERROR   AnalysisException",
+    "quarantine         quarantine_rate_below_threshold    critical  PASS    0.0",
+    "check: 4 expectations (1 error, 2 failed, 1 passed); 2 critical failing; results in ...",
+]
+
+
+def test_the_failed_critical_expectations_are_read_from_the_check_table() -> None:
+    from data_quality import failed_critical_expectations
+
+    assert failed_critical_expectations(CHECK_OUTPUT) == [
+        "committed_offsets.one_row_per_group_topic_partition", "consumer_lag.lag_is_non_negative"]
+
+
+def test_only_a_verdict_or_bad_settings_fail_without_retries() -> None:
+    from airflow.sdk.exceptions import AirflowFailException
+    from data_quality import check_verdict
+    from offsetlake_commands import OffsetlakeCommandFailed
+
+    check_verdict(0, ["check: 4 expectations (4 passed); 0 critical failing"])
+    with pytest.raises(AirflowFailException, match="critical expectations failed: committed_offsets.one_row"):
+        check_verdict(1, CHECK_OUTPUT)
+    with pytest.raises(AirflowFailException, match="exited 2: offsetlake: config error"):
+        check_verdict(2, ["offsetlake: config error: setting quality.x = 1 is invalid"])
+    # Exit 1 with no result rows: the check could not run (a crash); a retry may help.
+    with pytest.raises(OffsetlakeCommandFailed, match="exited 1: offsetlake: data-quality check failed to run"):
+        check_verdict(1, ["offsetlake: data-quality check failed to run: Py4JError"])
