@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 VENV_STAMP := $(VENV)/.offsetlake-installed
 
-.PHONY: setup venv jars demo test lint clean
+.PHONY: setup venv jars browser demo test lint clean
 
 setup: venv jars
 
@@ -30,7 +30,11 @@ jars: venv
 demo: setup
 	$(BIN)/offsetlake demo
 
-test: setup
+# Debian's Chromium, for the dashboard's browser test (no browser download by a test tool).
+browser:
+	@command -v chromium >/dev/null || { apt-get update -q && apt-get install -y -q chromium chromium-driver; }
+
+test: setup browser
 	$(BIN)/python -m pytest
 
 lint: venv

@@ -13,7 +13,9 @@ import sys
 from collections.abc import Sequence
 
 from cli import (
+    check,
     coordinator_partition,
+    dashboard,
     decode,
     demo,
     gold,
@@ -21,15 +23,17 @@ from cli import (
     jvm,
     kafka,
     lag,
+    maintain,
     simulate,
     snapshot_end_offsets,
+    sql,
     validate,
 )
 from cli.errors import CommandError
 from conf.settings import ConfigError
 
 SUBCOMMANDS = (kafka, jvm, demo, ingest, simulate, decode, coordinator_partition, snapshot_end_offsets, lag, gold,
-               validate)
+               validate, maintain, sql, dashboard, check)
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2

@@ -155,6 +155,53 @@ class GoldSettings:
     # ``storm_rebalances`` rebalances (itself included) within ``storm_window_minutes``.
     storm_rebalances: int = 5
     storm_window_minutes: int = 10
+    # KIP-848 assignments name topics by id: ids no offset commit or group record names are looked
+    # up on the cluster (Admin describe_topics) within this many seconds; false keeps them unnamed.
+    resolve_topic_ids: bool = True
+    topic_lookup_timeout_seconds: float = 10.0
+
+
+# Delta's VACUUM refuses a retention shorter than the table's delta.deletedFileRetentionDuration
+# (7 days by default; spark.databricks.delta.retentionDurationCheck.enabled), because a reader or
+# writer that started earlier may still need the files it would delete.
+DELTA_SAFE_RETENTION_HOURS = 168
+
+
+@dataclass(frozen=True)
+class MaintenanceSettings:
+    """How ``offsetlake maintain`` compacts and vacuums the warehouse's Delta tables (pipelines/maintenance.py)."""
+
+    # VACUUM deletes data files that left the table (compacted by OPTIMIZE, replaced by a gold
+    # refresh) at least this many hours ago. Keep it longer than any query, time travel or gold
+    # refresh that may lag behind: gold reads the files silver added since its last refresh.
+    vacuum_retention_hours: int = DELTA_SAFE_RETENTION_HOURS
+    # Allow vacuum_retention_hours below Delta's 168 h safety check (turns the check off for the VACUUM).
+    allow_short_retention: bool = False
+
+
+SEVERITIES = ("critical", "warning")
+
+
+@dataclass(frozen=True)
+class QualitySettings:
+    """Thresholds of the data-quality checks (``offsetlake check``, ``quality/``)."""
+
+    # silver.quarantine may hold at most this fraction of bronze's records (undecodable records
+    # mean the decoders are behind the broker's record versions).
+    max_quarantine_rate: float = 0.01
+    # Record and commit timestamps must lie between this date (UTC, ISO 8601) and now plus
+    # future_slack_seconds (a broker clock ahead of offsetlake's, or a decoding error).
+    earliest_timestamp: str = "2011-01-01"
+    future_slack_seconds: int = 300
+    # A commit's commit_timestamp (set by the coordinator on the request) and its record's append
+    # time come from the same broker clock moments apart; more than this apart is suspicious.
+    commit_record_slack_seconds: int = 60
+    # Unexpected rows kept per failed expectation in audit.data_quality_results.
+    sample_rows: int = 20
+    # Where the GX data docs (HTML) go; empty: <warehouse>/_quality/data_docs.
+    docs_dir: str = ""
+    # Per-expectation severity overrides, "suite.expectation" = "critical" | "warning".
+    severity: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -167,6 +214,8 @@ class Settings:
     kafka: KafkaSettings = field(default_factory=KafkaSettings)
     lag: LagSettings = field(default_factory=LagSettings)
     gold: GoldSettings = field(default_factory=GoldSettings)
+    maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
+    quality: QualitySettings = field(default_factory=QualitySettings)
 
     @property
     def warehouse_path(self) -> Path:
@@ -220,7 +269,8 @@ def _read_toml(path: Path) -> list[tuple[str, str, Any]]:
     return out
 
 
-_SECTIONS: dict[str, type] = {"spark": SparkSettings, "kafka": KafkaSettings, "lag": LagSettings, "gold": GoldSettings}
+_SECTIONS: dict[str, type] = {"spark": SparkSettings, "kafka": KafkaSettings, "lag": LagSettings, "gold": GoldSettings,
+                             "maintenance": MaintenanceSettings, "quality": QualitySettings}
 
 
 def _build(raw: dict[str, dict[str, tuple[Any, str]]]) -> Settings:
@@ -349,6 +399,36 @@ def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) ->
     for key in ("storm_rebalances", "storm_window_minutes"):
         if getattr(settings.gold, key) < 1:
             raise ConfigError(f"gold.{key}", getattr(settings.gold, key), "a number >= 1", source("gold", key))
+    maintenance = settings.maintenance
+    if maintenance.vacuum_retention_hours < 0:
+        raise ConfigError("maintenance.vacuum_retention_hours", maintenance.vacuum_retention_hours,
+                          "a number of hours >= 0", source("maintenance", "vacuum_retention_hours"))
+    if maintenance.vacuum_retention_hours < DELTA_SAFE_RETENTION_HOURS and not maintenance.allow_short_retention:
+        raise ConfigError("maintenance.vacuum_retention_hours", maintenance.vacuum_retention_hours,
+                          f"at least {DELTA_SAFE_RETENTION_HOURS} hours (Delta's retention safety check), or "
+                          "maintenance.allow_short_retention = true to vacuum files that readers may still need",
+                          source("maintenance", "vacuum_retention_hours"))
+    _validate_quality(settings.quality, lambda key: source("quality", key))
+
+
+def _validate_quality(quality: QualitySettings, source: Any) -> None:
+    import datetime as dt
+
+    if not 0.0 <= quality.max_quarantine_rate <= 1.0:
+        raise ConfigError("quality.max_quarantine_rate", quality.max_quarantine_rate, "a fraction from 0.0 to 1.0",
+                          source("max_quarantine_rate"))
+    try:
+        dt.date.fromisoformat(quality.earliest_timestamp[:10])
+    except ValueError:
+        raise ConfigError("quality.earliest_timestamp", quality.earliest_timestamp, "a date such as 2011-01-01",
+                          source("earliest_timestamp")) from None
+    for key in ("future_slack_seconds", "commit_record_slack_seconds", "sample_rows"):
+        if getattr(quality, key) < 0:
+            raise ConfigError(f"quality.{key}", getattr(quality, key), "a number >= 0", source(key))
+    for name, level in quality.severity.items():
+        if level not in SEVERITIES:
+            raise ConfigError(f"quality.severity.{name}", level, f"one of {', '.join(SEVERITIES)}",
+                              source("severity"))
 
 
 def _jaas_quote(text: str) -> str:

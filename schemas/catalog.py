@@ -6,6 +6,7 @@ from schemas import (
     committed_offsets,
     consumer_group_records,
     consumer_lag,
+    data_quality_results,
     group_generations,
     group_members,
     group_membership,
@@ -34,7 +35,9 @@ GOLD: tuple[TableSpec, ...] = (
     partition_assignments.TABLE, group_state_history.TABLE, rebalance_events.TABLE, consumer_lag.TABLE,
     validation_diffs.TABLE,
 )
+AUDIT: tuple[TableSpec, ...] = (data_quality_results.TABLE,)
+"""What ``offsetlake check`` writes."""
 TABLES: dict[str, TableSpec] = {
-    spec.name: spec for spec in (BRONZE, *SILVER, partition_end_offsets.TABLE, *GOLD)
+    spec.name: spec for spec in (BRONZE, *SILVER, partition_end_offsets.TABLE, *GOLD, *AUDIT)
 }
 """Every user-facing table of the warehouse, by name (gold._refresh_state is internal)."""
