@@ -8,7 +8,7 @@ What it does, in one Spark session on the embedded broker:
 1. produces ``--commits`` OffsetCommit v4 records for ``--groups`` groups (200 topics x 12
    partitions), interleaved with GroupMetadata v3 records: every group rebalances
    ``--generations`` times (two members, range), with record times increasing as on a real
-   cluster; ingests them (``ingest --once``) into silver;
+   cluster and spanning ``--days`` days; ingests them (``ingest --once``) into silver;
 2. **first refresh** (``refresh_gold`` with no gold yet: reads all of silver);
 3. produces ``--increment`` more commits touching ``--touched`` groups plus one new
    generation for each of those groups, ingests them;
@@ -38,6 +38,8 @@ from bench.decode import jvm_peak_mb  # noqa: E402
 from decoders import encode_record  # noqa: E402
 
 BASE_MS = 1_700_000_000_000
+STEP_MS = 10
+"""Time between two generated records; main() sets it so the initial commits span ``--days``."""
 
 
 def group_metadata(group: str, generation: int, timestamp_ms: int) -> tuple[bytes, bytes]:
@@ -71,8 +73,8 @@ def records(commits: int, groups: list[str], generations: int, first_generation:
         if n % every == 0 and n // every < generations:
             generation = first_generation + n // every
             for group in groups:
-                yield group_metadata(group, generation, BASE_MS + i * 10)
-        yield offset_commit(groups[i % len(groups)], i, BASE_MS + i * 10 + 1)
+                yield group_metadata(group, generation, BASE_MS + i * STEP_MS)
+        yield offset_commit(groups[i % len(groups)], i, BASE_MS + i * STEP_MS + 1)
 
 
 def produce(config: dict[str, str], topic: str, batch: Iterator[tuple[bytes, bytes]]) -> int:
@@ -107,7 +109,11 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=10, help="rebalances per group in the initial data")
     parser.add_argument("--increment", type=int, default=10_000, help="commits added before the incremental run")
     parser.add_argument("--touched", type=int, default=50, help="groups the increment touches")
+    parser.add_argument("--days", type=float, default=30.0,
+                        help="days of history the initial commits span (silver.offset_commits is partitioned by day)")
     args = parser.parse_args()
+    global STEP_MS
+    STEP_MS = max(1, int(args.days * 86_400_000 / args.commits))
 
     from broker.embedded import EmbeddedBroker
     from broker.workload import create_topic

@@ -18,6 +18,19 @@ from conf.settings import KafkaSettings, Settings, SparkSettings
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 
+AIRFLOW_TESTS = Path(__file__).resolve().parent / "dags"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run the Airflow DAG tests last.
+
+    ``dag.test()`` runs Airflow in this process (its logging configuration, an in-process
+    execution API thread). Seen once: confluent-kafka consumers started by a later test module
+    then hung in ``close()`` waiting for the GIL. Keeping Airflow's in-process runs after every
+    other test keeps the rest of the suite independent of that.
+    """
+    items.sort(key=lambda item: Path(str(item.path)).is_relative_to(AIRFLOW_TESTS))
+
 
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
