@@ -424,11 +424,24 @@ class DemoWorkload:
 
     def committed(self, group: str) -> dict[int, int]:
         """partition -> the group's committed offset on the broker (-1001 when none)."""
-        from confluent_kafka import TopicPartition
+        from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+        transient = {KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+                     KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError._TIMED_OUT}
 
         member = self.live[group][0]
         tps = [TopicPartition(self.topic, p) for p in range(self.partitions)]
-        return {tp.partition: tp.offset for tp in member.consumer.committed(tps, timeout=10)}
+        # The coordinator may move or still be loading (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS right
+        # after the group's first records): such errors are retriable, so ask again for a while.
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                return {tp.partition: tp.offset for tp in member.consumer.committed(tps, timeout=10)}
+            except KafkaException as exc:
+                error = exc.args[0]
+                if not (error.retriable() or error.code() in transient) or time.monotonic() > deadline:
+                    raise
+                member.poll(0.2)
 
     def catch_up(self) -> float:
         """Let every live group but the idle ones read and commit up to the topic's current end."""
