@@ -44,6 +44,10 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         # txnAppId/txnVersion (exactly-once ingest); the default (50) makes every
         # idempotent append take seconds on a small machine.
         "spark.databricks.delta.snapshotPartitions": str(settings.spark.shuffle_partitions),
+        # Delta's VACUUM lists the table directory with this many tasks (VacuumCommand.gc ->
+        # DeltaFileOperations.recursiveListDirs); Spark's default, 10000, is sized for huge clusters and
+        # made one VACUUM of a small table take most of a minute on two cores. Scale it like shuffles.
+        "spark.sql.sources.parallelPartitionDiscovery.parallelism": str(settings.spark.shuffle_partitions),
         # Keep Delta tables readable by delta-rs' pyarrow path (shared/stack.md section 7).
         "spark.databricks.delta.properties.defaults.enableDeletionVectors": "false",
         "spark.sql.session.timeZone": "UTC",

@@ -21,14 +21,30 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 AIRFLOW_TESTS = Path(__file__).resolve().parent / "dags"
 
 
+#: Session fixtures that compile and run Kafka's Java code in a JVM of their own (tests/coordinator/oracle.py).
+JVM_PROCESS_FIXTURES = frozenset({"assignor_oracle", "hash_order_oracle", "protocol_oracle", "record_oracle"})
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Run the Airflow DAG tests last.
+    """Mark what each test needs, then run the Airflow DAG tests last.
+
+    ``broker`` and ``jvm_process`` are derived from the fixtures a test uses (directly or through
+    other fixtures), so ``make test-fast`` (``-m "not broker and not jvm_process"``) cannot miss one;
+    tests that start a JVM without such a fixture carry the mark themselves.
 
     ``dag.test()`` runs Airflow in this process (its logging configuration, an in-process
     execution API thread). Seen once: confluent-kafka consumers started by a later test module
     then hung in ``close()`` waiting for the GIL. Keeping Airflow's in-process runs after every
     other test keeps the rest of the suite independent of that.
     """
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if "kafka_broker" in names:
+            item.add_marker(pytest.mark.broker)
+        if names & JVM_PROCESS_FIXTURES:
+            item.add_marker(pytest.mark.jvm_process)
+        if "spark" in names:
+            item.add_marker(pytest.mark.spark)
     items.sort(key=lambda item: Path(str(item.path)).is_relative_to(AIRFLOW_TESTS))
 
 

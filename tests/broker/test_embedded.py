@@ -51,6 +51,7 @@ def test_server_properties_put_both_listeners_on_loopback(tmp_path: Path) -> Non
     assert props["num.partitions"] == "7"
 
 
+@pytest.mark.jvm_process
 def test_a_broker_started_and_stopped_in_process_leaves_no_jvm(tmp_path: Path) -> None:
     broker = EmbeddedBroker(tmp_path / "b")
     with broker:
@@ -62,6 +63,7 @@ def test_a_broker_started_and_stopped_in_process_leaves_no_jvm(tmp_path: Path) -
     assert read_state(tmp_path / "b") is None
 
 
+@pytest.mark.jvm_process
 def test_a_failed_start_reports_the_reason_and_leaves_no_jvm(tmp_path: Path) -> None:
     # The broker listener's port is already taken, so the JVM exits during start-up.
     import socket
@@ -88,6 +90,7 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           cwd=cwd, timeout=180, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
+@pytest.mark.jvm_process
 def test_cli_start_prints_the_address_status_reports_it_and_stop_leaves_no_process(tmp_path: Path) -> None:
     data_dir = tmp_path / "cli-broker"
     started = cli("kafka", "start", "--data-dir", str(data_dir), cwd=tmp_path)

@@ -104,6 +104,7 @@ def test_a_syntax_error_is_one_line_pointing_at_it(offsetlake_sql) -> None:  # t
     assert err.startswith("offsetlake: sql: [PARSE_SYNTAX_ERROR] Syntax error at or near 'SELEC'")
 
 
+@pytest.mark.jvm_process
 def test_the_command_reports_an_unknown_table_in_one_line_without_a_jvm_stack(tmp_path) -> None:  # type: ignore[no-untyped-def]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OFFSETLAKE_WAREHOUSE": str(tmp_path / "warehouse"),
            "OFFSETLAKE_SPARK__MASTER": "local[1]", "OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "1",

@@ -1,19 +1,30 @@
-"""The examples in the decoders' docstrings are executed, so the documentation cannot rot."""
+"""The examples in the decoders' docstrings are executed, so the documentation cannot rot.
+
+Only modules that carry examples are listed, and each must still carry at least one: a module whose
+examples were deleted fails here instead of passing with nothing run.
+"""
 
 from __future__ import annotations
 
 import doctest
 import importlib
-import pkgutil
 
 import pytest
 
-import decoders
+DOCUMENTED = [
+    "decoders",
+    "decoders.consumer_protocol",
+    "decoders.errors",
+    "decoders.json_lines",
+    "decoders.layout",
+    "decoders.partitioning",
+    "decoders.records",
+    "decoders.wire",
+]
 
-MODULES = ["decoders"] + [f"decoders.{m.name}" for m in pkgutil.iter_modules(decoders.__path__)]
 
-
-@pytest.mark.parametrize("name", MODULES)
+@pytest.mark.parametrize("name", DOCUMENTED)
 def test_docstring_examples_run(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0, f"{name} has no docstring example left"
     assert result.failed == 0

@@ -39,6 +39,7 @@ from tests.decoders.strategies import TEXT, assignment_strategy, record_cases, s
 
 # No skip: Java 17 (javac) is a prerequisite and `make test` resolves the Kafka jars first.
 
+pytestmark = pytest.mark.jvm_process  # compiles and runs Kafka's serde in a JVM
 ORACLE = Path(__file__).with_name("KafkaSerdeOracle.java")
 CASES = [(spec, v) for spec, v in record_cases() if spec.type_id != 9]  # type 9 existed only in Kafka 4.0
 
