@@ -64,7 +64,8 @@ def base_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     return Settings(
         cluster_name="test",
         warehouse=str(tmp_path_factory.mktemp("warehouse")),
-        spark=SparkSettings(master="local[2]", shuffle_partitions=2, ui_enabled=False, log_level="ERROR"),
+        # One shuffle partition: the tests' tables are tiny, and every Spark job pays per task.
+        spark=SparkSettings(master="local[2]", shuffle_partitions=1, ui_enabled=False, log_level="ERROR"),
     )
 
 

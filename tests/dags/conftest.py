@@ -72,7 +72,7 @@ def write_config(path: Path, warehouse: Path, bootstrap_servers: str) -> Path:
     """A settings file for the CLI subprocesses: the session broker, the given warehouse, a small Spark."""
     path.write_text(
         f'cluster_name = "test"\nwarehouse = "{warehouse}"\n'
-        '[spark]\nmaster = "local[2]"\nshuffle_partitions = 2\ndriver_memory = "768m"\nlog_level = "ERROR"\n'
+        '[spark]\nmaster = "local[2]"\nshuffle_partitions = 1\ndriver_memory = "768m"\nlog_level = "ERROR"\n'
         f'[kafka]\nbootstrap_servers = "{bootstrap_servers}"\n',
         encoding="utf-8")
     return path

@@ -6,8 +6,9 @@ on two fixed days, so ``silver.offset_commits`` has two ``commit_date`` partitio
 clock says; gold refreshed after the first two) is maintained twice: first with Delta's
 default 168-hour retention, which must delete nothing that was just compacted away, then with 0
 hours (explicitly allowed), which must leave only the live files. Then the group commits more and
-rebalances, and the incremental gold refresh must still equal a full rebuild from silver. No broker traffic: the batches are
-built by hand, so the test does not depend on other tests' groups or on the time of day.
+rebalances, and the incremental gold refresh must still equal a full rebuild from silver. No broker
+traffic: the batches are built by hand, so the test depends neither on other tests' groups nor on
+the time of day.
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """``offsetlake validate``: gold agrees with the reference coordinator over the whole scenario suite.
 
-One call runs every scenario of ``conf/scenarios/`` (one topic, one ingest, one gold refresh); a
-tampered expectation must then show up as a difference row and a failing exit status.
+The comparison (``pipelines.validation.check``) runs over the shared scenario warehouse
+(tests/pipelines/conftest.py: every scenario built into gold by ``build_gold``, then the rest of
+their records added incrementally); a tampered expectation must then show up as a difference row
+and a failing exit status. ``validate`` itself refuses scenarios that would share a group before
+it touches the cluster.
 """
 
 from __future__ import annotations
@@ -22,15 +25,9 @@ SCENARIOS = sorted((ROOT / "conf" / "scenarios").glob("*.yaml"))
 
 
 @pytest.fixture(scope="module")
-def suite(spark, kafka_broker, base_settings, tmp_path_factory):  # type: ignore[no-untyped-def]
-    import dataclasses
-
-    from conf.settings import KafkaSettings
-
-    settings = dataclasses.replace(
-        base_settings, warehouse=str(tmp_path_factory.mktemp("validate") / "warehouse"),
-        kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers))
-    return settings, validate(spark, settings, SCENARIOS, topic_prefix="validate-test")
+def suite(spark, scenario_warehouse):  # type: ignore[no-untyped-def]
+    settings = scenario_warehouse["settings"]
+    return settings, check(spark, settings, scenario_warehouse["results"], topic=scenario_warehouse["topic"])
 
 
 def test_gold_matches_the_reference_for_every_scenario(spark, suite) -> None:  # type: ignore[no-untyped-def]
@@ -85,3 +82,13 @@ def test_a_tampered_expected_offset_is_a_difference_and_fails(spark, suite, monk
     assert f"{name}\tgold.committed_offsets\t1" in out.out.splitlines()
     assert "1 differences" in out.err
     assert cli.validate.report_exit_code(report) == 0
+
+
+def test_validate_refuses_a_scenario_given_twice_or_two_scenarios_sharing_a_group(base_settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # No SparkSession or broker is needed to refuse: the scenarios are checked before anything runs.
+    with pytest.raises(ValueError, match=f"scenario {SCENARIOS[0].stem} given twice"):
+        validate(None, base_settings, [SCENARIOS[0], SCENARIOS[0]])  # type: ignore[arg-type]
+    twin = tmp_path / "twin.yaml"
+    twin.write_text(SCENARIOS[0].read_text(encoding="utf-8"), encoding="utf-8")
+    with pytest.raises(ValueError, match=f"scenarios {SCENARIOS[0].stem} and twin both use group "):
+        validate(None, base_settings, [SCENARIOS[0], twin])  # type: ignore[arg-type]

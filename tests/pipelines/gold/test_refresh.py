@@ -1,10 +1,11 @@
 """Gold tables against the reference coordinator: every scenario's records go through the real pipeline.
 
-The records of all scenarios in ``conf/scenarios/`` (their group names are distinct) are produced
-to one plain topic on the embedded broker in two parts, ingested into silver after each part, and
-gold is refreshed after each ingest; a third refresh has nothing new. The expected values come
-from the simulator's timeline (``coordinator/timeline.py``), narrowed by rules that say what the
-records can show -- each rule is spelled out where it is applied:
+The warehouse is the shared scenario warehouse (``tests/pipelines/conftest.py``): the records of
+all scenarios in ``conf/scenarios/`` produced to one plain topic on the embedded broker in two
+parts, ingested into silver after each part, and gold refreshed after each ingest; a third
+refresh has nothing new. The expected rows are what ``pipelines/validation.py`` derives from the
+simulator's timeline (``coordinator/timeline.py``), narrowed by rules that say what the records
+can show (spelled out there, where they are applied):
 
 * a generation is visible only if a GroupMetadata record was written for it: it reached Stable
   (``stable_at``) or it has no members (Empty); a generation cut short in CompletingRebalance is
@@ -20,20 +21,12 @@ records can show -- each rule is spelled out where it is applied:
 
 from __future__ import annotations
 
-import dataclasses
-import uuid
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 
-from broker.workload import create_topic
-from cli.simulate import produce_records
-from conf.settings import GoldSettings, KafkaSettings
-from coordinator import simulate
 from pipelines.delta_tables import read_table
-from pipelines.gold.refresh import GOLD, full_rebuild, refresh_gold
-from pipelines.ingest import IngestOptions, run_ingest
+from pipelines.gold.refresh import GOLD, full_rebuild
 from pipelines.validation import (
     CAUSES,
     expected_committed_offsets,
@@ -45,47 +38,17 @@ from pipelines.validation import (
 )
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
-ROOT = Path(__file__).resolve().parents[3]
-SCENARIOS = sorted((ROOT / "conf" / "scenarios").glob("*.yaml"))
-FIRST_PART = 0.6  # share of each scenario's records in the first ingest
 
 
 @pytest.fixture(scope="module")
-def run(spark, kafka_broker, base_settings, tmp_path_factory):  # type: ignore[no-untyped-def]
-    settings = dataclasses.replace(
-        base_settings, warehouse=str(tmp_path_factory.mktemp("gold") / "warehouse"),
-        kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers),
-        gold=GoldSettings(storm_rebalances=8, storm_window_minutes=10))
-    results = [simulate(str(path), kafka_version="4.2") for path in SCENARIOS]
-    client = settings.kafka.librdkafka_config()
-    topic = f"offsets-{uuid.uuid4().hex[:8]}"
-    # retention.ms=-1: the scenarios' timestamps are in the past; time-based retention would delete them.
-    create_topic(client, topic, partitions=max(r.timeline["offsets_topic_partitions"] for r in results),
-                 config={"retention.ms": "-1"})
-    cut = [int(len(r.records) * FIRST_PART) for r in results]
-    produce_records(client, topic, [rec for r, n in zip(results, cut, strict=True) for rec in r.records[:n]])
-    run_ingest(spark, settings, IngestOptions(topic=topic, once=True))
-    first_counts = refresh_gold(spark, settings)
-    produce_records(client, topic, [rec for r, n in zip(results, cut, strict=True) for rec in r.records[n:]])
-    run_ingest(spark, settings, IngestOptions(topic=topic, once=True))
-    counts = refresh_gold(spark, settings)
-    versions = {spec.name: _version(spark, settings, spec) for spec in GOLD}
-    again = refresh_gold(spark, settings)
+def run(spark, scenario_warehouse):  # type: ignore[no-untyped-def]
+    """The shared scenario warehouse (tests/pipelines/conftest.py), read back once for this module."""
+    settings = scenario_warehouse["settings"]
     return {
-        "settings": settings, "results": results, "first_counts": first_counts, "counts": counts,
-        "again": again, "versions": versions,
-        "versions_after": {spec.name: _version(spark, settings, spec) for spec in GOLD},
+        **scenario_warehouse, "results": list(scenario_warehouse["results"].values()),
         "gold": {spec.name: _rows(read_table(spark, settings, spec)) for spec in GOLD},
         "full": {name: _rows(frame) for name, frame in full_rebuild(spark, settings).items()},
     }
-
-
-def _version(spark, settings, spec) -> int:  # type: ignore[no-untyped-def]
-    from delta.tables import DeltaTable
-
-    from pipelines.delta_tables import table_path
-
-    return DeltaTable.forPath(spark, str(table_path(settings, spec))).history(1).collect()[0]["version"]
 
 
 def _rows(frame) -> list[dict]:  # type: ignore[no-untyped-def]
@@ -185,4 +148,6 @@ def test_refreshing_incrementally_gives_the_same_tables_as_a_full_rebuild(run) -
 def test_a_refresh_with_no_new_silver_data_writes_nothing(run) -> None:  # type: ignore[no-untyped-def]
     assert run["again"] == run["counts"]
     assert run["versions_after"] == run["versions"]
+    # ... while the refresh of the second part did write every gold table.
+    assert all(run["versions"][name] > version for name, version in run["first_versions"].items())
     assert all(n > 0 for n in run["counts"].values())

@@ -1,0 +1,60 @@
+"""The reference coordinator's scenarios through the real pipeline, once per run.
+
+``tests/pipelines/gold/test_refresh.py`` (gold against the reference, incremental equals full) and
+``tests/pipelines/test_validate.py`` (``offsetlake validate``'s comparison and its report) read the
+same warehouse: every scenario of ``conf/scenarios/`` (their group names are distinct) simulated,
+the first 60% of each one's records built into gold by ``pipelines.validation.build_gold`` (a new
+plain topic on the session broker, one ingest, one refresh), then the rest produced to the same
+topic, ingested and refreshed incrementally, then one more refresh with nothing new.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = sorted((ROOT / "conf" / "scenarios").glob("*.yaml"))
+FIRST_PART = 0.6  # share of each scenario's records in the first ingest
+
+
+def gold_version(spark: Any, settings: Any, spec: Any) -> int:
+    from delta.tables import DeltaTable
+
+    from pipelines.delta_tables import table_path
+
+    return DeltaTable.forPath(spark, str(table_path(settings, spec))).history(1).collect()[0]["version"]
+
+
+@pytest.fixture(scope="session")
+def scenario_warehouse(spark, kafka_broker, base_settings, tmp_path_factory) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    from cli.simulate import produce_records
+    from conf.settings import GoldSettings, KafkaSettings
+    from coordinator import simulate
+    from pipelines.gold.refresh import GOLD, refresh_gold
+    from pipelines.ingest import IngestOptions, run_ingest
+    from pipelines.validation import build_gold, scenario_name
+
+    settings = dataclasses.replace(
+        base_settings, warehouse=str(tmp_path_factory.mktemp("scenarios") / "warehouse"),
+        kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers),
+        gold=GoldSettings(storm_rebalances=8, storm_window_minutes=10))
+    results = {scenario_name(path): simulate(str(path), kafka_version="4.2") for path in SCENARIOS}
+    topic = f"offsets-{uuid.uuid4().hex[:8]}"
+    cut = {name: int(len(r.records) * FIRST_PART) for name, r in results.items()}
+    first = {name: dataclasses.replace(r, records=r.records[:cut[name]]) for name, r in results.items()}
+    build_gold(spark, settings, first, topic)
+    first_versions = {spec.name: gold_version(spark, settings, spec) for spec in GOLD}
+    produce_records(settings.kafka.librdkafka_config(), topic,
+                    [rec for name, r in results.items() for rec in r.records[cut[name]:]])
+    run_ingest(spark, settings, IngestOptions(topic=topic, once=True))
+    counts = refresh_gold(spark, settings)
+    versions = {spec.name: gold_version(spark, settings, spec) for spec in GOLD}
+    again = refresh_gold(spark, settings)
+    return {"settings": settings, "topic": topic, "results": results, "first_versions": first_versions,
+            "counts": counts, "versions": versions, "again": again,
+            "versions_after": {spec.name: gold_version(spark, settings, spec) for spec in GOLD}}
