@@ -16,6 +16,7 @@ line naming the key, the bad value, where it came from and what is expected
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import tomllib
@@ -81,6 +82,17 @@ class KafkaSettings:
     ssl_ca_location: str | None = None
     librdkafka: dict[str, str] = field(default_factory=dict)
     java_client: dict[str, str] = field(default_factory=dict)
+    # Where a *new* ingest (no checkpoint yet) starts reading: "earliest" (all of the topic's
+    # retained history), "latest" (only what is written from now on), or a JSON object of
+    # partition -> offset, e.g. '{"0": 1200, "1": 950}' (partitions not named start at their
+    # earliest offset). Spark's Kafka source ``startingOffsets``; once a checkpoint exists it wins.
+    starting_offsets: str = "earliest"
+
+    def starting_offsets_by_partition(self) -> dict[int, int] | None:
+        """The per-partition form of ``starting_offsets``, or None for "earliest"/"latest"."""
+        if self.starting_offsets in ("earliest", "latest"):
+            return None
+        return {int(p): int(o) for p, o in json.loads(self.starting_offsets).items()}
 
     def librdkafka_config(self) -> dict[str, str]:
         """Connection settings for confluent-kafka clients."""
@@ -383,6 +395,10 @@ def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) ->
         raise ConfigError("kafka.sasl_mechanism", None,
                           f"a SASL mechanism because security_protocol is {kafka.security_protocol}",
                           source("kafka", "sasl_mechanism"))
+    if not _valid_starting_offsets(kafka.starting_offsets):
+        raise ConfigError("kafka.starting_offsets", kafka.starting_offsets,
+                          'earliest, latest, or a JSON object of partition -> offset such as {"0": 42}',
+                          source("kafka", "starting_offsets"))
     lag = settings.lag
     if lag.intervals < 1:
         raise ConfigError("lag.intervals", lag.intervals, "a number >= 1 (commits per window)",
@@ -409,6 +425,18 @@ def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) ->
                           "maintenance.allow_short_retention = true to vacuum files that readers may still need",
                           source("maintenance", "vacuum_retention_hours"))
     _validate_quality(settings.quality, lambda key: source("quality", key))
+
+
+def _valid_starting_offsets(text: str) -> bool:
+    if text in ("earliest", "latest"):
+        return True
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and all(
+        isinstance(p, str) and p.isdigit() and isinstance(o, int) and not isinstance(o, bool) and o >= 0
+        for p, o in parsed.items())
 
 
 def _validate_quality(quality: QualitySettings, source: Any) -> None:

@@ -62,7 +62,8 @@ def kafka_source_options(settings: Settings, topic: str = OFFSETS_TOPIC,
     else:
         options["subscribe"] = topic
     options.update({
-        "startingOffsets": "earliest",
+        # Only for a query without a checkpoint (conf.settings KafkaSettings.starting_offsets).
+        "startingOffsets": starting_offsets_option(settings, topic, partitions),
         "kafka.isolation.level": "read_committed",
         "failOnDataLoss": "false",
         "includeHeaders": "false",
@@ -70,6 +71,19 @@ def kafka_source_options(settings: Settings, topic: str = OFFSETS_TOPIC,
     if max_offsets_per_trigger:
         options["maxOffsetsPerTrigger"] = str(max_offsets_per_trigger)
     return options
+
+
+def starting_offsets_option(settings: Settings, topic: str, partitions: list[int] | None = None) -> str:
+    """``startingOffsets`` for Spark's Kafka source from ``kafka.starting_offsets``.
+
+    Spark wants every partition named once any offset is given (``KafkaOffsetReader`` asserts
+    it), so partitions the setting leaves out start at their earliest offset (-2).
+    """
+    starting = settings.kafka.starting_offsets_by_partition()
+    if starting is None:
+        return settings.kafka.starting_offsets
+    every = partitions if partitions is not None else topic_partitions(settings, topic)
+    return json.dumps({topic: {str(p): starting.get(p, -2) for p in sorted(set(every) | set(starting))}})
 
 
 def read_offsets_topic_stream(spark: SparkSession, settings: Settings, topic: str = OFFSETS_TOPIC,

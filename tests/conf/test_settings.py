@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -59,6 +60,9 @@ def test_config_file_can_come_from_the_environment(tmp_path: Path) -> None:
         ({"OFFSETLAKE_SPARK__UI_ENABLED": "maybe"}, "spark.ui_enabled", "true or false"),
         ({"OFFSETLAKE_KAFKA__NO_SUCH_KEY": "x"}, "kafka.no_such_key", "one of bootstrap_servers"),
         ({"OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "SASL_SSL"}, "kafka.sasl_mechanism", "a SASL mechanism"),
+        ({"OFFSETLAKE_KAFKA__STARTING_OFFSETS": "newest"}, "kafka.starting_offsets", "earliest, latest, or a JSON"),
+        ({"OFFSETLAKE_KAFKA__STARTING_OFFSETS": '{"0": -1}'}, "kafka.starting_offsets", "partition -> offset"),
+        ({"OFFSETLAKE_KAFKA__STARTING_OFFSETS": '{"p0": 5}'}, "kafka.starting_offsets", "partition -> offset"),
     ],
 )
 def test_a_bad_setting_names_key_value_source_and_expectation(environ: dict[str, str], key: str,
@@ -132,3 +136,18 @@ def test_settings_are_immutable() -> None:
     settings = Settings()
     with pytest.raises(AttributeError):
         settings.cluster_name = "x"  # type: ignore[misc]
+
+
+def test_starting_offsets_become_sparks_starting_offsets_with_every_partition_named() -> None:
+    from pipelines.offsets_topic_source import kafka_source_options
+
+    earliest = load_settings(environ={})
+    assert earliest.kafka.starting_offsets == "earliest"
+    assert kafka_source_options(earliest, partitions=[0, 1])["startingOffsets"] == "earliest"
+    latest = load_settings(environ={"OFFSETLAKE_KAFKA__STARTING_OFFSETS": "latest"})
+    assert kafka_source_options(latest, partitions=[0, 1])["startingOffsets"] == "latest"
+    some = load_settings(environ={"OFFSETLAKE_KAFKA__STARTING_OFFSETS": '{"1": 950, "0": 1200}'})
+    assert some.kafka.starting_offsets_by_partition() == {0: 1200, 1: 950}
+    # Spark refuses specific offsets that leave a partition out: the others start at their earliest (-2).
+    options = kafka_source_options(some, partitions=[0, 1, 2])
+    assert json.loads(options["startingOffsets"]) == {"__consumer_offsets": {"0": 1200, "1": 950, "2": -2}}

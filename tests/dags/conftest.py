@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.ingest_scope import from_now_on
+
 ROOT = Path(__file__).resolve().parents[2]
 DAGS = ROOT / "dags"
 OFFSETLAKE = Path(sys.executable).parent / "offsetlake"
@@ -68,12 +70,12 @@ def dag_bag():  # type: ignore[no-untyped-def]
     return DagBag(dag_folder=str(DAGS))
 
 
-def write_config(path: Path, warehouse: Path, bootstrap_servers: str) -> Path:
+def write_config(path: Path, warehouse: Path, bootstrap_servers: str, starting_offsets: str = "earliest") -> Path:
     """A settings file for the CLI subprocesses: the session broker, the given warehouse, a small Spark."""
     path.write_text(
         f'cluster_name = "test"\nwarehouse = "{warehouse}"\n'
         '[spark]\nmaster = "local[2]"\nshuffle_partitions = 1\ndriver_memory = "768m"\nlog_level = "ERROR"\n'
-        f'[kafka]\nbootstrap_servers = "{bootstrap_servers}"\n',
+        f"[kafka]\nbootstrap_servers = \"{bootstrap_servers}\"\nstarting_offsets = '{starting_offsets}'\n",
         encoding="utf-8")
     return path
 
@@ -82,8 +84,8 @@ def write_config(path: Path, warehouse: Path, bootstrap_servers: str) -> Path:
 def run_conf_for(kafka_broker):  # type: ignore[no-untyped-def]
     """``run_conf_for(warehouse, config_path)``: DAG params for the venv's offsetlake and a new settings file."""
 
-    def make(warehouse: Path, config: Path) -> dict[str, str]:
-        write_config(config, warehouse, kafka_broker.bootstrap_servers)
+    def make(warehouse: Path, config: Path, starting_offsets: str = "earliest") -> dict[str, str]:
+        write_config(config, warehouse, kafka_broker.bootstrap_servers, starting_offsets)
         return {"offsetlake_bin": str(OFFSETLAKE), "config": str(config)}
 
     return make
@@ -99,7 +101,8 @@ def ingested(airflow_db, dag_bag, kafka_broker, spark, base_settings, run_conf_f
     base = tmp_path_factory.mktemp("dag-ingest")
     settings = dataclasses.replace(base_settings, warehouse=str(base / "warehouse"),
                                    kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers))
-    run_conf = run_conf_for(settings.warehouse_path, base / "offsetlake.toml")
+    settings = from_now_on(settings)  # ingest this module's traffic, not every earlier test's
+    run_conf = run_conf_for(settings.warehouse_path, base / "offsetlake.toml", settings.kafka.starting_offsets)
     client = settings.kafka.librdkafka_config()
     suffix = uuid.uuid4().hex[:8]
     topic = f"dag-orders-{suffix}"

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from conf.settings import KafkaSettings, Settings
+from tests.ingest_scope import from_now_on
 
 PARTITIONS = 4
 
@@ -136,6 +137,7 @@ def _build(spark: Any, kafka_broker: Any, base_settings: Settings, root: Path) -
 
     settings = dataclasses.replace(base_settings, warehouse=str(root / "warehouse"),
                                    kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers))
+    settings = from_now_on(settings)  # ingest this module's traffic, not every earlier test's
     client = settings.kafka.librdkafka_config()
     suffix = uuid.uuid4().hex[:6]
     topic, alpha, beta, gamma = (f"{name}-{suffix}" for name in ("dash", "alpha", "beta", "gamma"))

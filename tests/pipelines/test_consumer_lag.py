@@ -12,13 +12,14 @@ from pipelines.delta_tables import read_table
 from pipelines.end_offsets import snapshot_end_offsets
 from pipelines.gold.consumer_lag import TABLE, refresh_consumer_lag
 from pipelines.ingest import IngestOptions, run_ingest
+from tests.ingest_scope import from_now_on
 from tests.pipelines.test_end_offsets import commit, delete_records_before, produce
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 
 
 def test_lag_at_a_snapshot_is_what_was_produced_minus_what_was_committed(spark, settings_for) -> None:
-    settings = settings_for()
+    settings = from_now_on(settings_for())  # this test's groups, not every earlier test's
     client = settings.kafka.librdkafka_config()
     suffix = uuid.uuid4().hex[:8]
     topic = f"lag-{suffix}"

@@ -20,6 +20,7 @@ from decoders import DecodedRecord, DecodeError, decode_record, encode_record
 from pipelines.delta_tables import read_table
 from pipelines.ingest import IngestOptions, checkpoint_path, run_ingest, write_batch
 from schemas.catalog import TABLES
+from tests.ingest_scope import from_now_on
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +49,7 @@ def ms(value: int | None) -> dt.datetime | None:
 
 
 def test_silver_holds_exactly_what_the_decoders_read_from_real_groups(spark, settings_for) -> None:
-    settings = settings_for()
+    settings = from_now_on(settings_for())  # this test's groups, not every earlier test's
     client = settings.kafka.librdkafka_config()
     suffix = uuid.uuid4().hex[:8]
     topic = f"orders-{suffix}"

@@ -15,6 +15,7 @@ import uuid
 import pytest
 
 from conf.settings import KafkaSettings
+from tests.ingest_scope import from_now_on
 
 PARTITIONS = 3
 MESSAGES = 60
@@ -34,6 +35,7 @@ def warehouse(spark, kafka_broker, base_settings, tmp_path_factory):  # type: ig
     settings = dataclasses.replace(
         base_settings, warehouse=str(tmp_path_factory.mktemp("quality") / "warehouse"),
         kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers))
+    settings = from_now_on(settings)  # ingest this module's traffic, not every earlier test's
     client = settings.kafka.librdkafka_config()
     suffix = uuid.uuid4().hex[:8]
     topic, classic, modern = f"quality-{suffix}", f"quality-classic-{suffix}", f"quality-kip848-{suffix}"

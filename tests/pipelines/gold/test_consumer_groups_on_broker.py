@@ -22,6 +22,7 @@ from conf.settings import KafkaSettings
 from pipelines.delta_tables import read_table
 from pipelines.gold.refresh import GROUP_TABLES, full_rebuild, refresh_gold
 from pipelines.ingest import IngestOptions, run_ingest
+from tests.ingest_scope import from_now_on
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 PARTITIONS = 4
@@ -61,6 +62,7 @@ def _owned(consumer) -> set[int]:  # type: ignore[no-untyped-def]
 def run(spark, kafka_broker, base_settings, tmp_path_factory):  # type: ignore[no-untyped-def]
     settings = dataclasses.replace(base_settings, warehouse=str(tmp_path_factory.mktemp("kip848") / "warehouse"),
                                    kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers))
+    settings = from_now_on(settings)  # ingest this module's traffic, not every earlier test's
     client = settings.kafka.librdkafka_config()
     suffix = uuid.uuid4().hex[:8]
     topic, group = f"kip848-{suffix}", f"kip848-group-{suffix}"

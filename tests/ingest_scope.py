@@ -1,0 +1,22 @@
+"""Where a test's first ingest of ``__consumer_offsets`` starts: at the topic's end when the test begins."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from conf.settings import Settings
+
+
+def from_now_on(settings: Settings) -> Settings:
+    """``settings`` whose first ingest starts where ``__consumer_offsets`` ends now.
+
+    A test that generates real traffic and then ingests reads its own groups' records (and whatever
+    else is written meanwhile), not every earlier test's: its cost and its tables do not depend on
+    which tests ran before it.
+    """
+    from pipelines.offsets_topic_source import OFFSETS_TOPIC, topic_end_offsets
+
+    ends = topic_end_offsets(settings, OFFSETS_TOPIC)
+    start = json.dumps({str(partition): offset for partition, offset in sorted(ends.items())})
+    return dataclasses.replace(settings, kafka=dataclasses.replace(settings.kafka, starting_offsets=start))
