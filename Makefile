@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 VENV_STAMP := $(VENV)/.offsetlake-installed
 
-.PHONY: setup venv jars browser demo test lint clean
+.PHONY: setup venv jars browser demo test test-fast lint clean
 
 setup: venv jars
 
@@ -36,6 +36,12 @@ browser:
 
 test: setup browser
 	$(BIN)/python -m pytest
+
+# The developer loop: no Kafka broker and no JVM started in a subprocess (the in-process Spark
+# session still runs). The marks come from the fixtures each test uses (tests/conftest.py).
+# CI runs everything through `make test`.
+test-fast: setup
+	$(BIN)/python -m pytest -m "not broker and not jvm_process"
 
 lint: venv
 	$(BIN)/ruff check .
