@@ -94,8 +94,15 @@ def free_port() -> int:
 
 
 def new_cluster_id() -> str:
-    """A Kafka cluster id: 16 random bytes in URL-safe base64 without padding, like ``Uuid``."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    """A Kafka cluster id: 16 random bytes in URL-safe base64 without padding, like ``Uuid``.
+
+    Like Kafka's ``Uuid.randomUuid()`` it never starts with ``-``: ``kafka-storage format -t -xyz``
+    would read the id as an option (one id in 64 did, and failed the broker's start).
+    """
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def server_properties(data_dir: Path, broker_port: int, controller_port: int,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.embedded import BrokerError, EmbeddedBroker, pid_alive, read_state, server_properties
+from broker.embedded import BrokerError, EmbeddedBroker, new_cluster_id, pid_alive, read_state, server_properties
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -116,3 +117,9 @@ def test_cli_stop_without_a_broker_says_so(tmp_path: Path) -> None:
     result = cli("kafka", "stop", "--data-dir", str(tmp_path / "none"), cwd=tmp_path)
     assert result.returncode == 0
     assert "no broker is recorded" in result.stdout
+
+
+def test_a_new_cluster_id_is_sixteen_bytes_and_never_reads_as_an_option() -> None:
+    ids = [new_cluster_id() for _ in range(5000)]  # about 78 would start with "-" if drawn freely
+    assert not [cluster_id for cluster_id in ids if cluster_id.startswith("-")]
+    assert all(len(base64.urlsafe_b64decode(cluster_id + "==")) == 16 for cluster_id in ids)
