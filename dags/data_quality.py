@@ -15,7 +15,7 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-from airflow.sdk import dag, task
+from airflow.sdk import Param, dag, task
 from airflow.sdk.exceptions import AirflowFailException
 
 # The shared module sits beside this file; Airflow puts only the DAG bundle's root on sys.path,
@@ -52,6 +52,11 @@ def failed_critical_expectations(output: list[str]) -> list[str]:
     return failed
 
 
+def check_arguments(tables: list[str]) -> list[str]:
+    """``offsetlake check`` arguments restricting it to ``tables`` (all suites when empty)."""
+    return [argument for table in tables for argument in ("--table", table)]
+
+
 def check_verdict(code: int, output: list[str]) -> None:
     """Raise unless the check passed.
 
@@ -79,14 +84,20 @@ def check_verdict(code: int, output: list[str]) -> None:
     max_active_runs=1,
     dagrun_timeout=timedelta(minutes=30),
     default_args=default_args(retries=1, execution_timeout=timedelta(minutes=20)),
-    params=common_params(),
+    params={
+        **common_params(),
+        "tables": Param([], type="array", items={"type": "string"},
+                        description="only the suites checking these tables or suites, e.g. gold.consumer_lag or "
+                                    "cross_table (offsetlake check --table); empty: every suite"),
+    },
     tags=["offsetlake"],
     doc_md=__doc__,
 )
 def data_quality() -> None:
     @task
     def check() -> None:
-        check_verdict(*run_command(current_params(), "check"))
+        params = current_params()
+        check_verdict(*run_command(params, "check", *check_arguments(params.get("tables") or [])))
 
     check()
 

@@ -12,7 +12,7 @@ EXPECTED = {
     # dag_id: (cron schedule or None for asset-scheduled, task ids in order, extra params)
     "offsets_ingest": ("*/5 * * * *", ["ingest", "gold", "lag"], {"topic"}),
     "end_offsets_snapshot": ("* * * * *", ["snapshot"], {"topics"}),
-    "data_quality": (None, ["check"], set()),
+    "data_quality": (None, ["check"], {"tables"}),
     "reference_validation": ("0 2 * * *", ["validate"], {"scenarios_dir", "scratch_warehouse", "topic_prefix"}),
     "delta_maintenance": ("30 3 * * *", ["gold", "maintain"], set()),
 }

@@ -5,6 +5,11 @@ copy of it where gold.committed_offsets holds one (group, topic, partition) twic
 critical expectation ``one_row_per_group_topic_partition`` (quality/committed_offsets.py) forbids.
 A failed critical expectation is a verdict: the task fails at once, without a retry, and the
 failure callback reports it.
+
+Both runs check gold.committed_offsets only (the DAG's ``tables`` param): what is tested here is
+the DAG around the command -- the param reaching ``offsetlake check``, the verdict, the retries, the
+report. That every suite passes on a warehouse built from real traffic is tests/quality's subject
+(test_checkpoint.py), where the check runs in the session's JVM instead of a new one.
 """
 
 from __future__ import annotations
@@ -20,10 +25,21 @@ from schemas import committed_offsets
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 
 
-def test_the_check_passes_on_the_ingested_warehouse(ingested, dag_bag) -> None:  # type: ignore[no-untyped-def]
-    run = dag_bag.dags["data_quality"].test(run_conf=ingested["run_conf"])
+CHECKED = ["gold.committed_offsets"]
+
+
+def test_the_check_of_the_chosen_table_passes_on_the_ingested_warehouse(ingested, dag_bag, caplog) -> None:  # type: ignore[no-untyped-def]
+    caplog.set_level(logging.INFO, logger="offsetlake_commands")
+    run = dag_bag.dags["data_quality"].test(run_conf={**ingested["run_conf"], "tables": CHECKED})
     assert run.state == "success"
     assert [(ti.task_id, ti.state) for ti in run.get_task_instances()] == [("check", "success")]
+    lines = [r.getMessage() for r in caplog.records if r.name == "offsetlake_commands"]
+    [command] = [line for line in lines if line.startswith("running ")]
+    assert command.endswith(" check --table gold.committed_offsets")
+    # Only the committed_offsets suite ran, and it passed.
+    suites = {line.split()[0] for line in lines if line.split()[3:4] in (["PASS"], ["FAIL"], ["ERROR"], ["SKIP"])}
+    assert suites == {"committed_offsets"}
+    assert any(line.startswith("check: ") and "0 critical failing" in line for line in lines)
 
 
 def test_a_duplicated_committed_offset_fails_the_run_without_retries(spark, ingested, dag_bag, run_conf_for,
@@ -35,7 +51,7 @@ def test_a_duplicated_committed_offset_fails_the_run_without_retries(spark, inge
     duplicate = read_table(spark, settings, committed_offsets.TABLE).limit(1)
     assert duplicate.count() == 1
     duplicate.write.format("delta").mode("append").save(str(table_path(settings, committed_offsets.TABLE)))
-    run_conf = run_conf_for(settings.warehouse_path, tmp_path / "offsetlake.toml")
+    run_conf = {**run_conf_for(settings.warehouse_path, tmp_path / "offsetlake.toml"), "tables": CHECKED}
 
     run = dag_bag.dags["data_quality"].test(run_conf=run_conf)
 
@@ -66,6 +82,14 @@ def test_the_failed_critical_expectations_are_read_from_the_check_table() -> Non
 
     assert failed_critical_expectations(CHECK_OUTPUT) == [
         "committed_offsets.one_row_per_group_topic_partition", "consumer_lag.lag_is_non_negative"]
+
+
+def test_the_chosen_tables_become_table_options_and_none_checks_every_suite() -> None:
+    from data_quality import check_arguments
+
+    assert check_arguments(["gold.consumer_lag", "cross_table"]) == ["--table", "gold.consumer_lag",
+                                                                     "--table", "cross_table"]
+    assert check_arguments([]) == []
 
 
 def test_only_a_verdict_or_bad_settings_fail_without_retries() -> None:
