@@ -89,3 +89,13 @@ def settings_for(tmp_path: Path, kafka_broker: EmbeddedBroker, base_settings: Se
         return dataclasses.replace(settings, **changes)  # type: ignore[arg-type]
 
     return make
+
+
+@pytest.fixture(scope="session")
+def real_traffic_warehouse(spark, kafka_broker: EmbeddedBroker, base_settings: Settings,  # type: ignore[no-untyped-def]
+                           tmp_path_factory: pytest.TempPathFactory):
+    """Real consumer groups on the session broker, ingested and refreshed once (tests/real_traffic.py)."""
+    from tests.real_traffic import build_real_traffic
+
+    return build_real_traffic(spark, kafka_broker, base_settings, tmp_path_factory.mktemp("real-traffic"))
+

@@ -1,9 +1,10 @@
 """broker/demo_workload.py: the demo's scripted groups on the session broker, and what gold makes of them.
 
-The module fixture runs the whole workload once (the seven scenarios side by side), produces a
-second round that every group but the lagging one reads, takes an end-offset snapshot (the demo
-takes one more before the second round; lag needs one), then ingests ``__consumer_offsets``,
-refreshes gold and lag, and reads gold back for the workload's groups. Each test checks one group
+The run's real-traffic warehouse (tests/real_traffic.py, shared with tests/quality) runs the whole
+workload once (the seven scenarios side by side), produces a second round that every group but the
+lagging one reads, takes an end-offset snapshot (the demo takes one more before the second round;
+lag needs one), then ingests ``__consumer_offsets``, refreshes gold and lag, and reads gold back
+for the workload's groups. Each test checks one group
 against what Kafka's group coordinator must have written for what the workload did -- reasoned
 from the protocol, not from gold's output:
 
@@ -21,53 +22,20 @@ from the protocol, not from gold's output:
 
 from __future__ import annotations
 
-import dataclasses
-import uuid
-
 import pytest
 
-from broker.demo_workload import (
-    CRASH_SESSION_TIMEOUT_MS,
-    DemoGroups,
-    DemoWorkload,
-    reached,
-    split_between,
-)
-from broker.workload import create_topic, produce_messages
-from conf.settings import KafkaSettings
-from pipelines.demo import collect_gold, format_group, group_summaries
-from tests.ingest_scope import from_now_on
+from broker.demo_workload import CRASH_SESSION_TIMEOUT_MS, reached, split_between
+from pipelines.demo import format_group, group_summaries
+from tests.real_traffic import DEMO_PARTITIONS, DEMO_SECOND_ROUND
 
-PARTITIONS = 6
-FIRST_ROUND = 120
-SECOND_ROUND = 60  # 10 per partition: produce_messages goes round-robin
+PARTITIONS = DEMO_PARTITIONS
+SECOND_ROUND = DEMO_SECOND_ROUND
 
 
 @pytest.fixture(scope="module")
-def demo(spark, kafka_broker, base_settings, tmp_path_factory):  # type: ignore[no-untyped-def]
-    from pipelines.end_offsets import snapshot_end_offsets
-    from pipelines.gold.consumer_lag import refresh_consumer_lag
-    from pipelines.gold.refresh import refresh_gold
-    from pipelines.ingest import IngestOptions, run_ingest
-
-    settings = dataclasses.replace(base_settings, warehouse=str(tmp_path_factory.mktemp("demo") / "warehouse"),
-                                   kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers))
-    settings = from_now_on(settings)  # ingest this module's traffic, not every earlier test's
-    client = settings.kafka.librdkafka_config()
-    groups = DemoGroups(f"demo-{uuid.uuid4().hex[:6]}")
-    topic = f"{groups.prefix}-orders"
-    create_topic(client, topic, PARTITIONS)
-    produce_messages(client, topic, FIRST_ROUND, PARTITIONS)
-    with DemoWorkload(client, topic, PARTITIONS, groups) as workload:
-        outcomes = workload.run()
-        produce_messages(client, topic, SECOND_ROUND, PARTITIONS)
-        workload.catch_up()
-        snapshot_end_offsets(spark, settings, [topic])
-        run_ingest(spark, settings, IngestOptions(once=True))
-        refresh_gold(spark, settings)
-        refresh_consumer_lag(spark, settings)
-        gold = collect_gold(spark, settings, groups=groups.all())
-    return {"groups": groups, "outcomes": {o.group: o for o in outcomes}, "gold": gold}
+def demo(real_traffic_warehouse):  # type: ignore[no-untyped-def]
+    built = real_traffic_warehouse
+    return {"groups": built.demo.groups, "outcomes": built.demo.outcomes, "gold": built.demo.gold}
 
 
 def rows(demo, kind: str, group: str) -> list[dict]:  # type: ignore[no-untyped-def]
