@@ -98,4 +98,3 @@ def real_traffic_warehouse(spark, kafka_broker: EmbeddedBroker, base_settings: S
     from tests.real_traffic import build_real_traffic
 
     return build_real_traffic(spark, kafka_broker, base_settings, tmp_path_factory.mktemp("real-traffic"))
-

@@ -53,13 +53,14 @@ class RealTraffic:
     demo: DemoTraffic
 
 
-def _quality_traffic(spark: Any, settings: Settings, client: dict[str, str]) -> QualityTraffic:
+def _quality_traffic(spark: Any, settings: Settings) -> QualityTraffic:
     from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
     from confluent_kafka.admin import AdminClient
 
     from broker.workload import create_topic, produce_messages, run_members
     from pipelines.end_offsets import snapshot_end_offsets
 
+    client = settings.kafka.librdkafka_config()
     suffix = uuid.uuid4().hex[:8]
     topic, classic, modern = f"quality-{suffix}", f"quality-classic-{suffix}", f"quality-kip848-{suffix}"
     create_topic(client, topic, QUALITY_PARTITIONS)
@@ -90,8 +91,8 @@ def build_real_traffic(spark: Any, kafka_broker: Any, base_settings: Settings, r
     settings = dataclasses.replace(base_settings, warehouse=str(root / "warehouse"),
                                    kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers))
     settings = from_now_on(settings)  # this warehouse's traffic, not every earlier test's
+    quality = _quality_traffic(spark, settings)
     client = settings.kafka.librdkafka_config()
-    quality = _quality_traffic(spark, settings, client)
 
     groups = DemoGroups(f"demo-{uuid.uuid4().hex[:6]}")
     topic = f"{groups.prefix}-orders"

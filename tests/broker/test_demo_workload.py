@@ -34,8 +34,8 @@ SECOND_ROUND = DEMO_SECOND_ROUND
 
 @pytest.fixture(scope="module")
 def demo(real_traffic_warehouse):  # type: ignore[no-untyped-def]
-    built = real_traffic_warehouse
-    return {"groups": built.demo.groups, "outcomes": built.demo.outcomes, "gold": built.demo.gold}
+    demo = real_traffic_warehouse.demo
+    return {"groups": demo.groups, "outcomes": demo.outcomes, "gold": demo.gold}
 
 
 def rows(demo, kind: str, group: str) -> list[dict]:  # type: ignore[no-untyped-def]

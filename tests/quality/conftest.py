@@ -13,6 +13,6 @@ import pytest
 
 @pytest.fixture(scope="module")
 def warehouse(real_traffic_warehouse):  # type: ignore[no-untyped-def]
-    built = real_traffic_warehouse
-    return {"settings": built.settings, "topic": built.quality.topic, "classic": built.quality.classic,
-            "modern": built.quality.modern}
+    quality = real_traffic_warehouse.quality
+    return {"settings": real_traffic_warehouse.settings, "topic": quality.topic, "classic": quality.classic,
+            "modern": quality.modern}
