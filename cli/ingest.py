@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from cli.errors import reported_as_command_errors
 from cli.settings_arg import settings_from
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from conf.settings import Settings
+    from pipelines.ingest import IngestOptions
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,8 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipelines.ingest import BatchReport, IngestError, IngestOptions, run_ingest
-    from pipelines.offsets_topic_source import topic_end_offsets
+    from pipelines.ingest import IngestOptions
     from pipelines.spark_session import build_spark_session
 
     settings = settings_from(args)
@@ -43,25 +52,64 @@ def run(args: argparse.Namespace) -> int:
         return 2
     options = IngestOptions(topic=args.topic, once=args.once, trigger_interval=args.trigger_interval,
                             max_offsets_per_trigger=args.max_offsets_per_trigger)
+    with stop_requested_by_signals("ingest: stopping after the current batch (again to abort) ...") as stop:
+        with reported_as_command_errors():
+            spark = build_spark_session(settings)
+            totals = ingest_with_progress(spark, settings, options, stop)
+    if totals is None:
+        return 1
+    print(f"ingested {totals.records:,} records in {totals.batches} batches; "
+          f"{totals.quarantined:,} quarantined, {totals.lost:,} lost to retention")
+    return 0
+
+
+@contextlib.contextmanager
+def stop_requested_by_signals(message: str) -> Iterator[threading.Event]:
+    """An event set by the first SIGINT/SIGTERM (printing ``message``); a second one aborts at once.
+
+    Schedulers stop a task with SIGTERM and expect it to finish what it is doing: a micro-batch is
+    committed or not at all (exactly once), so stopping between batches loses nothing.
+    """
     stop = threading.Event()
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
         if stop.is_set():
             raise KeyboardInterrupt
-        print("ingest: stopping after the current batch (again to abort) ...", file=sys.stderr, flush=True)
+        print(message, file=sys.stderr, flush=True)
         stop.set()
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    totals = {"records": 0, "batches": 0, "lost": 0, "quarantine": 0}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@dataclass
+class IngestTotals:
+    records: int = 0
+    batches: int = 0
+    lost: int = 0
+    quarantined: int = 0
+
+
+def ingest_with_progress(spark: SparkSession, settings: Settings, options: IngestOptions,
+                         stop: threading.Event) -> IngestTotals | None:
+    """Run the ingest, printing one line per micro-batch on stderr; None (after one line) if it failed."""
+    from pipelines.ingest import BatchReport, IngestError, run_ingest
+    from pipelines.offsets_topic_source import topic_end_offsets
+
+    totals = IngestTotals()
 
     def progress(report: BatchReport) -> None:
-        totals["records"] += report.records
-        totals["batches"] += 1
-        totals["lost"] += report.lost_records
-        totals["quarantine"] += report.rows_per_table.get("quarantine", 0)
+        totals.records += report.records
+        totals.batches += 1
+        totals.lost += report.lost_records
+        totals.quarantined += report.rows_per_table.get("quarantine", 0)
         rate = report.records / report.seconds if report.seconds > 0 else 0.0
         try:
-            ends = topic_end_offsets(settings, args.topic)
+            ends = topic_end_offsets(settings, options.topic)
             behind = sum(max(0, end - report.end_offsets.get(p, 0)) for p, end in ends.items())
             distance = f"{behind:,} records behind the topic's end"
         except Exception:  # noqa: BLE001 - progress must not kill the ingest
@@ -75,21 +123,13 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr, flush=True,
         )
 
+    print(f"ingest: {options.topic} on {settings.kafka.bootstrap_servers} -> {settings.warehouse_path} "
+          f"(cluster {settings.cluster_name}, {'once' if options.once else 'continuous'})",
+          file=sys.stderr, flush=True)
     try:
-        with reported_as_command_errors():
-            spark = build_spark_session(settings)
-            print(f"ingest: {args.topic} on {settings.kafka.bootstrap_servers} -> {settings.warehouse_path} "
-                  f"(cluster {settings.cluster_name}, {'once' if args.once else 'continuous'})",
-                  file=sys.stderr, flush=True)
-            try:
-                run_ingest(spark, settings, options, on_batch=progress, should_stop=stop.is_set,
-                           on_restart=lambda reason: print(f"ingest: {reason}", file=sys.stderr, flush=True))
-            except IngestError as exc:
-                print(f"offsetlake: ingest failed: {exc}", file=sys.stderr)
-                return 1
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    print(f"ingested {totals['records']:,} records in {totals['batches']} batches; "
-          f"{totals['quarantine']:,} quarantined, {totals['lost']:,} lost to retention")
-    return 0
+        run_ingest(spark, settings, options, on_batch=progress, should_stop=stop.is_set,
+                   on_restart=lambda reason: print(f"ingest: {reason}", file=sys.stderr, flush=True))
+    except IngestError as exc:
+        print(f"offsetlake: ingest failed: {exc}", file=sys.stderr)
+        return None
+    return totals

@@ -29,11 +29,12 @@ from cli import (
     sql,
     validate,
 )
+from cli import run as run_once  # the `run` subcommand's module; `run()` below is the console script
 from cli.errors import CommandError
 from conf.settings import ConfigError
 
-SUBCOMMANDS = (kafka, jvm, demo, ingest, simulate, decode, coordinator_partition, snapshot_end_offsets, lag, gold,
-               validate, maintain, sql, dashboard, check)
+SUBCOMMANDS = (kafka, jvm, demo, ingest, run_once, simulate, decode, coordinator_partition, snapshot_end_offsets,
+               lag, gold, validate, maintain, sql, dashboard, check)
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2

@@ -1,15 +1,19 @@
 """offsets_ingest: every 5 minutes, ``__consumer_offsets`` into bronze/silver, then gold and consumer lag.
 
-Tasks, each an ``offsetlake`` subprocess (see offsetlake_commands.py):
+One task, one ``offsetlake`` subprocess (see offsetlake_commands.py): ``offsetlake run --once``
 
-1. ``ingest``: ``offsetlake ingest --once`` drains the offsets topic up to its current end into
-   bronze and silver, exactly once (a checkpoint per cluster and topic, Delta ``txnAppId``), so a
-   retried or overlapping-in-time run never duplicates rows;
-2. ``gold``: ``offsetlake gold`` refreshes the gold tables from the silver rows added since the
-   last refresh (idempotent: a re-run with nothing new writes nothing);
-3. ``lag``: ``offsetlake lag`` adds gold.consumer_lag rows for end-offset snapshots not yet in it
-   (snapshots come from the end_offsets_snapshot DAG). It updates the ``offsetlake_gold`` asset,
-   which schedules the data_quality DAG.
+1. drains the offsets topic up to its current end into bronze and silver, exactly once (a
+   checkpoint per cluster and topic, Delta ``txnAppId``), so a retried or overlapping-in-time run
+   never duplicates rows;
+2. refreshes the gold tables from the silver rows added since the last refresh (idempotent: a
+   re-run with nothing new writes nothing);
+3. adds gold.consumer_lag rows for end-offset snapshots not yet in it (snapshots come from the
+   end_offsets_snapshot DAG).
+
+It was three tasks, one command each; each started a Spark JVM and paid its warm-up again (about
+a minute of the task's two on a small worker). A retry re-runs all three steps, which is safe
+since each is idempotent. The task updates the ``offsetlake_gold`` asset, which schedules the
+data_quality DAG.
 
 ``max_active_runs=1``: two runs never ingest at once (the streaming checkpoint allows one writer);
 a run that overruns its interval delays the next instead of overlapping it.
@@ -57,20 +61,12 @@ SCHEDULE = "*/5 * * * *"
     doc_md=__doc__,
 )
 def offsets_ingest() -> None:
-    @task
-    def ingest() -> None:
-        params = current_params()
-        run_offsetlake(params, "ingest", "--once", "--topic", params["topic"])
-
-    @task
-    def gold() -> None:
-        run_offsetlake(current_params(), "gold")
-
     @task(outlets=[GOLD_ASSET])
-    def lag() -> None:
-        run_offsetlake(current_params(), "lag")
+    def run() -> None:
+        params = current_params()
+        run_offsetlake(params, "run", "--once", "--topic", params["topic"])
 
-    ingest() >> gold() >> lag()
+    run()
 
 
 offsets_ingest()

@@ -4,9 +4,9 @@ Airflow reads its configuration when ``airflow`` is first imported, so the envir
 here, at import time, before any test module of this folder imports a DAG. ``dag.test()`` needs
 the migrated database (task_instance and friends); parsing the DAGs does not.
 
-``ingested`` runs the offsets_ingest DAG once, end to end, with ``dag.test()``: its tasks start
-the real ``offsetlake`` CLI (``.venv/bin/offsetlake``) as subprocesses against the session
-broker and a temporary warehouse named in a temporary settings file, the way a worker would.
+``ingested`` runs the offsets_ingest DAG once, end to end, with ``dag.test()``: its task starts
+the real ``offsetlake`` CLI (``.venv/bin/offsetlake run --once``) as a subprocess against the
+session broker and a temporary warehouse named in a temporary settings file, the way a worker would.
 """
 
 from __future__ import annotations

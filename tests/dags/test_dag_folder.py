@@ -10,7 +10,7 @@ from offsetlake_commands import GOLD_ASSET, report_failure
 
 EXPECTED = {
     # dag_id: (cron schedule or None for asset-scheduled, task ids in order, extra params)
-    "offsets_ingest": ("*/5 * * * *", ["ingest", "gold", "lag"], {"topic"}),
+    "offsets_ingest": ("*/5 * * * *", ["run"], {"topic"}),
     "end_offsets_snapshot": ("* * * * *", ["snapshot"], {"topics"}),
     "data_quality": (None, ["check"], {"tables"}),
     "reference_validation": ("0 2 * * *", ["validate"], {"scenarios_dir", "scratch_warehouse", "topic_prefix"}),
@@ -46,8 +46,8 @@ def test_ingest_retries_with_a_delay_and_a_snapshot_does_not(dag_bag) -> None:  
 
 def test_data_quality_runs_on_the_asset_the_ingest_updates_last(dag_bag) -> None:  # type: ignore[no-untyped-def]
     ingest = dag_bag.dags["offsets_ingest"]
-    assert ingest.get_task("lag").outlets == [GOLD_ASSET]
-    assert [task.task_id for task in ingest.tasks if task.outlets] == ["lag"]
+    assert ingest.get_task("run").outlets == [GOLD_ASSET]
+    assert [task.task_id for task in ingest.tasks if task.outlets] == ["run"]
     assert list(dag_bag.dags["data_quality"].timetable.asset_condition.objects) == [GOLD_ASSET]
 
 

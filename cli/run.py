@@ -1,0 +1,95 @@
+"""``offsetlake run --once``: ingest, gold and lag in one Spark application, for schedulers.
+
+Why one process: every ``offsetlake`` command starts a JVM and pays its warm-up (a SparkSession,
+Delta's and Spark's first plans) before doing any work, and the three steps a scheduler runs every
+few minutes each paid it again (the offsets_ingest DAG used to start three). Here the gold refresh
+and the lag refresh run in the JVM the ingest warmed up. Each step is the library call its own
+command makes (``ingest --once``, ``gold``, ``lag``), with the same output, so the commands stay
+thin entry points to the same code.
+
+Only ``--once`` exists for now: the long-running form (Kafka to gold as one streaming job, issue 14)
+replaces this loop of batch steps; until then ``offsetlake ingest`` is the continuous command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from cli.errors import CommandError, reported_as_command_errors
+from cli.settings_arg import settings_from
+
+STEPS = ("ingest", "gold", "lag")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "run", help="ingest, refresh gold and refresh lag in one Spark application (--once, for schedulers)",
+        description=(
+            "Drain the offsets topic up to its current end into bronze and silver (as 'offsetlake ingest "
+            "--once'), then refresh the gold tables (as 'offsetlake gold'), then gold.consumer_lag from the "
+            "end-offset snapshots not yet in it (as 'offsetlake lag'), in one JVM instead of three. A "
+            "SIGTERM or Ctrl-C stops after the current micro-batch or step; what was committed stays, and "
+            "the next run goes on from there. Exit status 1 names the step that failed."
+        ),
+        epilog="Take end-offset snapshots with 'offsetlake snapshot-end-offsets' (the end_offsets_snapshot DAG).",
+    )
+    parser.add_argument("--once", action="store_true", required=True,
+                        help="drain what is there now, refresh, and exit (required: the continuous form is "
+                             "'offsetlake ingest' until the streaming job of issue 14)")
+    parser.add_argument("--topic", default="__consumer_offsets",
+                        help="source topic (default __consumer_offsets; any topic holding records in its format)")
+    parser.add_argument("--max-offsets-per-trigger", type=int, help="cap on records per micro-batch")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cli.ingest import ingest_with_progress, stop_requested_by_signals
+    from pipelines.gold.consumer_lag import refresh_consumer_lag
+    from pipelines.gold.refresh import refresh_gold
+    from pipelines.ingest import IngestOptions
+    from pipelines.spark_session import build_spark_session
+
+    settings = settings_from(args)
+    if args.max_offsets_per_trigger is not None and args.max_offsets_per_trigger < 1:
+        print("offsetlake: --max-offsets-per-trigger must be >= 1", file=sys.stderr)
+        return 2
+    options = IngestOptions(topic=args.topic, once=True, max_offsets_per_trigger=args.max_offsets_per_trigger)
+    with stop_requested_by_signals("run: stopping after the current batch or step (again to abort) ...") as stop:
+        with reported_as_command_errors():
+            spark = build_spark_session(settings)
+            try:
+                totals = ingest_with_progress(spark, settings, options, stop)
+                if totals is None:
+                    return 1
+                print(f"ingested {totals.records:,} records in {totals.batches} batches; "
+                      f"{totals.quarantined:,} quarantined, {totals.lost:,} lost to retention")
+                if stop.is_set():
+                    print("run: stopped after the ingest; gold and lag are refreshed by the next run",
+                          file=sys.stderr)
+                    return 0
+                counts = _step("gold refresh", lambda: refresh_gold(spark, settings))
+                for table, rows in counts.items():
+                    print(f"{table}\t{rows}")
+                print(f"gold: refreshed {len(counts)} tables in {settings.warehouse_path}", file=sys.stderr,
+                      flush=True)
+                if stop.is_set():
+                    print("run: stopped after the gold refresh; lag is refreshed by the next run", file=sys.stderr)
+                    return 0
+                report = _step("lag refresh", lambda: refresh_consumer_lag(spark, settings))
+                print(f"lag: {report.snapshots} new snapshots, {report.rows:,} rows appended to "
+                      f"gold.consumer_lag in {report.seconds:.1f}s", file=sys.stderr, flush=True)
+            finally:
+                spark.stop()
+    return 0
+
+
+def _step(name: str, call):  # type: ignore[no-untyped-def]
+    """Run one step; a Spark/Delta failure becomes one line naming the step (exit 1)."""
+    try:
+        return call()
+    except CommandError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Spark/Delta failures become one line
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CommandError(f"{name} failed: {first}") from exc
