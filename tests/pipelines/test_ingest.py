@@ -16,12 +16,11 @@ from pathlib import Path
 import pytest
 from chispa import assert_df_equality
 
-from broker.workload import create_topic, produce_messages, run_members
+from broker.workload import create_topic
 from decoders import DecodedRecord, DecodeError, decode_record, encode_record
 from pipelines.delta_tables import read_table
 from pipelines.ingest import IngestOptions, checkpoint_path, run_ingest, write_batch
 from schemas.catalog import TABLES
-from tests.ingest_scope import from_now_on
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,22 +48,17 @@ def ms(value: int | None) -> dt.datetime | None:
     return dt.datetime.fromtimestamp(value / 1000, dt.UTC).replace(tzinfo=None)
 
 
-def test_silver_holds_exactly_what_the_decoders_read_from_real_groups(spark, settings_for) -> None:
-    settings = from_now_on(settings_for())  # this test's groups, not every earlier test's
-    client = settings.kafka.librdkafka_config()
-    suffix = uuid.uuid4().hex[:8]
-    topic = f"orders-{suffix}"
-    create_topic(client, topic, partitions=4)
-    produce_messages(client, topic, count=80, partitions=4)
-    run_members(client, topic, f"classic-{suffix}", 80, members=2, assignor="roundrobin")
-    run_members(client, topic, f"kip848-{suffix}", 80, members=2, protocol="consumer")
-
-    reports = run_ingest(spark, settings, IngestOptions(once=True))
-    assert reports and sum(r.records for r in reports) > 0
-    expected = assert_silver_matches_the_decoders(spark, settings)
-    assert any(c[2] == f"classic-{suffix}" for c in expected["commits"])
-    assert any(m[2] == f"classic-{suffix}" and m[7] != "[]" for m in expected["members"])
-    assert {r[2] for r in expected["group_records"] if r[3] == f"kip848-{suffix}"} >= {
+def test_silver_holds_exactly_what_the_decoders_read_from_real_groups(spark, real_traffic_warehouse) -> None:  # type: ignore[no-untyped-def]
+    """Every record real groups wrote (the shared real-traffic warehouse: classic groups of the range,
+    roundrobin and cooperative-sticky assignors, static members, a crash, KIP-848 groups), decoded
+    row by row with the pure decoder, is exactly what the ingest put in silver."""
+    traffic = real_traffic_warehouse
+    expected = assert_silver_matches_the_decoders(spark, traffic.settings)
+    classic, modern = traffic.quality.classic, traffic.quality.modern
+    assert any(c[2] == classic for c in expected["commits"])
+    assert any(m[2] == classic and m[7] != "[]" for m in expected["members"])
+    assert any(m[2] == traffic.demo.groups.cooperative and m[7] != "[]" for m in expected["members"])
+    assert {r[2] for r in expected["group_records"] if r[3] == modern} >= {
         "consumer_group_metadata", "consumer_group_member_metadata", "consumer_group_current_member_assignment"}
 
 
