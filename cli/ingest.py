@@ -34,12 +34,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("--once", action="store_true", help="drain the topic up to its current end, then exit")
-    parser.add_argument("--topic", default="__consumer_offsets",
-                        help="source topic (default __consumer_offsets; any topic holding records in its format)")
     parser.add_argument("--trigger-interval", default="30 seconds",
                         help="processing-time trigger when running continuously (default '30 seconds')")
-    parser.add_argument("--max-offsets-per-trigger", type=int, help="cap on records per micro-batch")
+    add_source_arguments(parser)
     parser.set_defaults(run=run)
+
+
+def add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    """--topic and --max-offsets-per-trigger, shared with ``offsetlake run``."""
+    parser.add_argument("--topic", default="__consumer_offsets",
+                        help="source topic (default __consumer_offsets; any topic holding records in its format)")
+    parser.add_argument("--max-offsets-per-trigger", type=int, help="cap on records per micro-batch")
+
+
+def bad_batch_cap(args: argparse.Namespace) -> bool:
+    """True (after one line on stderr) when --max-offsets-per-trigger is below 1."""
+    if args.max_offsets_per_trigger is not None and args.max_offsets_per_trigger < 1:
+        print("offsetlake: --max-offsets-per-trigger must be >= 1", file=sys.stderr)
+        return True
+    return False
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,8 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.spark_session import build_spark_session
 
     settings = settings_from(args)
-    if args.max_offsets_per_trigger is not None and args.max_offsets_per_trigger < 1:
-        print("offsetlake: --max-offsets-per-trigger must be >= 1", file=sys.stderr)
+    if bad_batch_cap(args):
         return 2
     options = IngestOptions(topic=args.topic, once=args.once, trigger_interval=args.trigger_interval,
                             max_offsets_per_trigger=args.max_offsets_per_trigger)

@@ -17,6 +17,7 @@ import argparse
 import sys
 
 from cli.errors import CommandError, reported_as_command_errors
+from cli.ingest import add_source_arguments, bad_batch_cap
 from cli.settings_arg import settings_from
 
 STEPS = ("ingest", "gold", "lag")
@@ -37,9 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--once", action="store_true", required=True,
                         help="drain what is there now, refresh, and exit (required: the continuous form is "
                              "'offsetlake ingest' until the streaming job of issue 14)")
-    parser.add_argument("--topic", default="__consumer_offsets",
-                        help="source topic (default __consumer_offsets; any topic holding records in its format)")
-    parser.add_argument("--max-offsets-per-trigger", type=int, help="cap on records per micro-batch")
+    add_source_arguments(parser)
     parser.set_defaults(run=run)
 
 
@@ -51,8 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.spark_session import build_spark_session
 
     settings = settings_from(args)
-    if args.max_offsets_per_trigger is not None and args.max_offsets_per_trigger < 1:
-        print("offsetlake: --max-offsets-per-trigger must be >= 1", file=sys.stderr)
+    if bad_batch_cap(args):
         return 2
     options = IngestOptions(topic=args.topic, once=True, max_offsets_per_trigger=args.max_offsets_per_trigger)
     with stop_requested_by_signals("run: stopping after the current batch or step (again to abort) ...") as stop:
