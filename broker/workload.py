@@ -159,9 +159,49 @@ def run_members(client_config: dict[str, str], topic: str, group_id: str, expect
                                     asynchronous=False)
                     committed.update(batch)
     finally:
-        for consumer in consumers:
-            consumer.close()
+        close_one_by_one(consumers, leave_first=not instance_ids)
     return GroupRun(group_id=group_id, topic=topic, consumed=consumed, committed=committed)
+
+
+def close_one_by_one(consumers: list, *, leave_first: bool = True, settle_seconds: float = 10.0) -> None:
+    """Close ``consumers`` in order, serving every rebalance with ``poll()`` and none inside ``close()``.
+
+    Why: librdkafka serves a pending rebalance event inside ``close()``; when that event grants
+    partitions, the ``assign`` it makes can wait forever (librdkafka issue #4884, open), and
+    confluent-kafka makes it while holding the GIL, so every other Python thread stops too. Seen
+    here once in the decoder oracle's workload (seven groups in threads): the whole suite hung.
+    So before each ``close()``: a dynamic member first unsubscribes (the LeaveGroup ``close()``
+    would send) and is polled until its revocation is served; the members still open are polled
+    until their assignments stop changing (0.3 s), so the rebalance the leave started is served by
+    ``poll()``. Static members (``leave_first=False``, KIP-345) send no LeaveGroup, so they are
+    only polled until the group is quiet. Bounded by ``settle_seconds`` per member; ``close()``
+    always runs.
+    """
+    from confluent_kafka import KafkaException
+
+    def assignments(members: list) -> list[list[tuple[str, int]]]:
+        return [sorted((tp.topic, tp.partition) for tp in member.assignment()) for member in members]
+
+    for index, consumer in enumerate(consumers):
+        others = consumers[index + 1:]
+        try:
+            if leave_first:
+                consumer.unsubscribe()
+            deadline = time.monotonic() + settle_seconds
+            last, quiet_since = assignments(others), time.monotonic()
+            while time.monotonic() < deadline:
+                for member in (consumer, *others):
+                    member.poll(0.05)
+                now = assignments(others)
+                if now != last:
+                    last, quiet_since = now, time.monotonic()
+                left = not leave_first or not consumer.assignment()
+                if left and (not others or time.monotonic() - quiet_since >= 0.3):
+                    break
+        except (KafkaException, RuntimeError):
+            pass  # closing anyway
+        finally:
+            consumer.close()
 
 
 def commit_offsets_in_transaction(client_config: dict[str, str], group_id: str, topic: str,
