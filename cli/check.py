@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from cli.errors import CommandError
+from cli.errors import CommandError, first_line
 from cli.settings_arg import settings_from
 
 RESULT_WORDS = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP", "error": "ERROR"}
@@ -54,8 +54,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = run_checks(spark, settings, tables=args.tables, docs_dir=args.docs_dir)
     except Exception as exc:  # noqa: BLE001 - Spark/Delta/GX failures become one line
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CommandError(f"data-quality check failed to run: {first}") from exc
+        raise CommandError(f"data-quality check failed to run: {first_line(exc)}") from exc
     finally:
         spark.stop()
     return print_report(report)

@@ -7,7 +7,7 @@ import datetime as dt
 import sys
 from pathlib import Path
 
-from cli.errors import CommandError, reported_as_command_errors
+from cli.errors import CommandError, first_line, reported_as_command_errors
 from cli.settings_arg import settings_from
 
 
@@ -60,8 +60,7 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CommandError(f"dashboard: cannot write {args.out}: {exc.strerror or exc}") from exc
         except Exception as exc:  # noqa: BLE001 - a table nobody can read is one line
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise CommandError(f"dashboard: reading the warehouse failed: {first}") from exc
+            raise CommandError(f"dashboard: reading the warehouse failed: {first_line(exc)}") from exc
     data = report.data
     engines = ", ".join(sorted(set(report.read.engines.values()))) or "no tables"
     print(f"dashboard: wrote {report.out} ({len(data.status)} groups, {len(data.rebalances)} rebalances, "

@@ -10,6 +10,12 @@ class CommandError(RuntimeError):
     """A failure the command reports as one line, with a non-zero exit status."""
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (a JVM error's is followed by its stack), else its type."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 @contextlib.contextmanager
 def reported_as_command_errors() -> Iterator[None]:
     from confluent_kafka import KafkaException

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from cli.errors import CommandError
+from cli.errors import CommandError, first_line
 from cli.settings_arg import settings_from
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from conf.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,19 +40,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = settings_from(args)
-    from pipelines.gold.refresh import refresh_gold
     from pipelines.spark_session import build_spark_session
 
+    settings = settings_from(args)
     spark = build_spark_session(settings)
+    try:
+        refresh_and_print(spark, settings)
+    finally:
+        spark.stop()
+    return 0
+
+
+def refresh_and_print(spark: SparkSession, settings: Settings) -> None:
+    """Refresh gold; print each table's row count (stdout) and one summary line (stderr).
+
+    Shared with ``offsetlake run``; a Spark/Delta failure becomes one line (exit 1).
+    """
+    from pipelines.gold.refresh import refresh_gold
+
     try:
         counts = refresh_gold(spark, settings)
     except Exception as exc:  # noqa: BLE001 - Spark/Delta failures become one line
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CommandError(f"gold refresh failed: {first}") from exc
-    finally:
-        spark.stop()
+        raise CommandError(f"gold refresh failed: {first_line(exc)}") from exc
     for table, rows in counts.items():
         print(f"{table}\t{rows}")
-    print(f"gold: refreshed {len(counts)} tables in {settings.warehouse_path}", file=sys.stderr)
-    return 0
+    print(f"gold: refreshed {len(counts)} tables in {settings.warehouse_path}", file=sys.stderr, flush=True)

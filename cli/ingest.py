@@ -70,8 +70,7 @@ def run(args: argparse.Namespace) -> int:
             totals = ingest_with_progress(spark, settings, options, stop)
     if totals is None:
         return 1
-    print(f"ingested {totals.records:,} records in {totals.batches} batches; "
-          f"{totals.quarantined:,} quarantined, {totals.lost:,} lost to retention")
+    totals.print_summary()
     return 0
 
 
@@ -104,6 +103,10 @@ class IngestTotals:
     batches: int = 0
     lost: int = 0
     quarantined: int = 0
+
+    def print_summary(self) -> None:
+        print(f"ingested {self.records:,} records in {self.batches} batches; "
+              f"{self.quarantined:,} quarantined, {self.lost:,} lost to retention")
 
 
 def ingest_with_progress(spark: SparkSession, settings: Settings, options: IngestOptions,

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from cli.errors import reported_as_command_errors
 from cli.settings_arg import settings_from
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from conf.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,17 +44,24 @@ def _number(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
+def refresh_and_print(spark: SparkSession, settings: Settings, *, full: bool = False) -> None:
+    """Refresh gold.consumer_lag and print one line on stderr (shared with ``offsetlake run``)."""
+    from pipelines.gold.consumer_lag import refresh_consumer_lag
+
+    report = refresh_consumer_lag(spark, settings, full=full)
+    print(f"lag: {report.snapshots} new snapshots, {report.rows:,} rows appended to gold.consumer_lag "
+          f"in {report.seconds:.1f}s", file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
-    from pipelines.gold.consumer_lag import latest_status, refresh_consumer_lag
+    from pipelines.gold.consumer_lag import latest_status
     from pipelines.spark_session import build_spark_session
 
     settings = settings_from(args)
     with reported_as_command_errors():
         spark = build_spark_session(settings)
         if not args.no_refresh:
-            report = refresh_consumer_lag(spark, settings, full=args.full)
-            print(f"lag: {report.snapshots} new snapshots, {report.rows:,} rows appended to gold.consumer_lag "
-                  f"in {report.seconds:.1f}s", file=sys.stderr, flush=True)
+            refresh_and_print(spark, settings, full=args.full)
         rows = latest_status(spark, settings, args.group)
     if not rows:
         print("no lag rows yet: take snapshots with 'offsetlake snapshot-end-offsets' and ingest commits "

@@ -16,11 +16,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cli.errors import CommandError, reported_as_command_errors
+from cli.errors import CommandError, first_line, reported_as_command_errors
 from cli.ingest import add_source_arguments, bad_batch_cap
 from cli.settings_arg import settings_from
-
-STEPS = ("ingest", "gold", "lag")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,9 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cli import gold, lag
     from cli.ingest import ingest_with_progress, stop_requested_by_signals
-    from pipelines.gold.consumer_lag import refresh_consumer_lag
-    from pipelines.gold.refresh import refresh_gold
     from pipelines.ingest import IngestOptions
     from pipelines.spark_session import build_spark_session
 
@@ -60,34 +57,21 @@ def run(args: argparse.Namespace) -> int:
                 totals = ingest_with_progress(spark, settings, options, stop)
                 if totals is None:
                     return 1
-                print(f"ingested {totals.records:,} records in {totals.batches} batches; "
-                      f"{totals.quarantined:,} quarantined, {totals.lost:,} lost to retention")
+                totals.print_summary()
                 if stop.is_set():
                     print("run: stopped after the ingest; gold and lag are refreshed by the next run",
                           file=sys.stderr)
                     return 0
-                counts = _step("gold refresh", lambda: refresh_gold(spark, settings))
-                for table, rows in counts.items():
-                    print(f"{table}\t{rows}")
-                print(f"gold: refreshed {len(counts)} tables in {settings.warehouse_path}", file=sys.stderr,
-                      flush=True)
+                gold.refresh_and_print(spark, settings)
                 if stop.is_set():
                     print("run: stopped after the gold refresh; lag is refreshed by the next run", file=sys.stderr)
                     return 0
-                report = _step("lag refresh", lambda: refresh_consumer_lag(spark, settings))
-                print(f"lag: {report.snapshots} new snapshots, {report.rows:,} rows appended to "
-                      f"gold.consumer_lag in {report.seconds:.1f}s", file=sys.stderr, flush=True)
+                try:
+                    lag.refresh_and_print(spark, settings)
+                except CommandError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - Spark/Delta failures become one line
+                    raise CommandError(f"lag refresh failed: {first_line(exc)}") from exc
             finally:
                 spark.stop()
     return 0
-
-
-def _step(name: str, call):  # type: ignore[no-untyped-def]
-    """Run one step; a Spark/Delta failure becomes one line naming the step (exit 1)."""
-    try:
-        return call()
-    except CommandError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - Spark/Delta failures become one line
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CommandError(f"{name} failed: {first}") from exc

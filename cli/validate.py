@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from cli.errors import CommandError, reported_as_command_errors
+from cli.errors import CommandError, first_line, reported_as_command_errors
 from cli.settings_arg import settings_from
 
 
@@ -55,8 +55,7 @@ def run(args: argparse.Namespace) -> int:
     except CommandError:
         raise
     except Exception as exc:  # noqa: BLE001 - Spark/Delta failures become one line
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CommandError(f"validation failed: {first}") from exc
+        raise CommandError(f"validation failed: {first_line(exc)}") from exc
     finally:
         spark.stop()
     return report_exit_code(report)
