@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.dashboard.sample_warehouse import sample_warehouse
+from tests.spark_conf import as_env as spark_conf_env
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
@@ -108,7 +109,7 @@ def test_a_syntax_error_is_one_line_pointing_at_it(offsetlake_sql) -> None:  # t
 def test_the_command_reports_an_unknown_table_in_one_line_without_a_jvm_stack(tmp_path) -> None:  # type: ignore[no-untyped-def]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OFFSETLAKE_WAREHOUSE": str(tmp_path / "warehouse"),
            "OFFSETLAKE_SPARK__MASTER": "local[1]", "OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "1",
-           "OFFSETLAKE_SPARK__UI_ENABLED": "false", "OFFSETLAKE_SPARK__LOG_LEVEL": "ERROR"}
+           "OFFSETLAKE_SPARK__UI_ENABLED": "false", "OFFSETLAKE_SPARK__LOG_LEVEL": "ERROR", **spark_conf_env()}
     result = subprocess.run([sys.executable, "-m", "cli.main", "sql", "SELECT * FROM gold.no_such_table"],
                             capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert result.returncode == 1 and result.stdout == ""

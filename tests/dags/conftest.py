@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.ingest_scope import from_now_on
+from tests.spark_conf import as_toml
 
 ROOT = Path(__file__).resolve().parents[2]
 DAGS = ROOT / "dags"
@@ -75,7 +76,8 @@ def write_config(path: Path, warehouse: Path, bootstrap_servers: str, starting_o
     path.write_text(
         f'cluster_name = "test"\nwarehouse = "{warehouse}"\n'
         '[spark]\nmaster = "local[2]"\nshuffle_partitions = 1\ndriver_memory = "768m"\nlog_level = "ERROR"\n'
-        f"[kafka]\nbootstrap_servers = \"{bootstrap_servers}\"\nstarting_offsets = '{starting_offsets}'\n",
+        + as_toml()  # tests/spark_conf.py
+        + f"[kafka]\nbootstrap_servers = \"{bootstrap_servers}\"\nstarting_offsets = '{starting_offsets}'\n",
         encoding="utf-8")
     return path
 

@@ -21,6 +21,7 @@ from decoders import DecodedRecord, DecodeError, decode_record, encode_record
 from pipelines.delta_tables import read_table
 from pipelines.ingest import IngestOptions, checkpoint_path, run_ingest, write_batch
 from schemas.catalog import TABLES
+from tests.spark_conf import as_env as spark_conf_env
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 ROOT = Path(__file__).resolve().parents[2]
@@ -231,7 +232,7 @@ def test_killing_the_ingest_mid_batch_again_and_again_loses_and_duplicates_nothi
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OFFSETLAKE_WAREHOUSE": settings.warehouse,
            "OFFSETLAKE_CLUSTER_NAME": settings.cluster_name,
            "OFFSETLAKE_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
-           "OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "1", "OFFSETLAKE_SPARK__LOG_LEVEL": "ERROR"}
+           "OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "1", "OFFSETLAKE_SPARK__LOG_LEVEL": "ERROR", **spark_conf_env()}
     command = [sys.executable, "-m", "cli.main", "ingest", "--topic", topic, "--max-offsets-per-trigger", "200"]
     checkpoint = checkpoint_path(settings, topic)
     rng = random.Random(7)

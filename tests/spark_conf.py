@@ -1,0 +1,31 @@
+"""Spark settings for the tests' tiny tables, shared by the session JVM and every CLI JVM a test starts.
+
+Measured with Java Flight Recorder on the driver while ``tests/pipelines/gold/test_refresh.py`` and
+``test_validate.py`` ran (2026-11-25): about a fifth of the JVM's samples were Spark generating Java
+source for projections and compiling it with Janino (``GenerateUnsafeProjection`` inside tasks, where
+Delta's log replay and every write build projections over wide schemas; ``CodeFormatter``'s regexes;
+class look-ups across ~300 jars). On tables of a few hundred rows the generated code never pays for
+itself. With interpreted expressions and no whole-stage codegen, ``tests/pipelines/test_maintenance.py``
+went from 160 s to 125 s on the same machine. These are test settings: Spark's interpreted and
+generated paths are meant to give the same results (Spark's own suites run both), and production keeps
+Spark's defaults, which win on real volumes.
+"""
+
+from __future__ import annotations
+
+#: Spark conf for every SparkSession the tests build (tests/conftest.py) or start in a CLI subprocess.
+TEST_SPARK_CONF: dict[str, str] = {
+    # Interpreted projections instead of generated ones (CodeGeneratorWithInterpretedFallback).
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    "spark.sql.codegen.wholeStage": "false",
+}
+
+
+def as_env() -> dict[str, str]:
+    """``TEST_SPARK_CONF`` as the environment variable a CLI subprocess reads (``spark.extra_conf``)."""
+    return {"OFFSETLAKE_SPARK__EXTRA_CONF": ",".join(f"{k}={v}" for k, v in TEST_SPARK_CONF.items())}
+
+
+def as_toml() -> str:
+    """``TEST_SPARK_CONF`` as the ``extra_conf`` line of a ``[spark]`` section of a settings file."""
+    return "extra_conf = { " + ", ".join(f'"{k}" = "{v}"' for k, v in TEST_SPARK_CONF.items()) + " }\n"
