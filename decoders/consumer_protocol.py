@@ -23,12 +23,19 @@ is a sticky one and its user data parses).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from decoders import codec, wire
+from decoders import codec, readers, wire
 from decoders.errors import UNKNOWN_VERSION, DecodeError, EncodeError
 from decoders.spec import ArrayOf, DerivedField, field, struct, versions
-from decoders.sticky_user_data import STICKY_USER_DATA, decode_sticky_user_data, encode_sticky_user_data
+from decoders.sticky_user_data import ASSIGNORS as STICKY_ASSIGNORS
+from decoders.sticky_user_data import (
+    STICKY_USER_DATA,
+    decode_sticky_user_data,
+    encode_sticky_user_data,
+    sticky_user_data_reader,
+)
 
 HIGHEST_VERSION = 3
 """Highest ConsumerProtocolSubscription/Assignment version (3 since Kafka 3.5, KIP-881).
@@ -104,6 +111,42 @@ def decode_assignment(data: bytes) -> dict[str, Any]:
     record and are handled by the caller, not here."""
     value, _ = _decode(ASSIGNMENT, data, "assignment")
     return value
+
+
+def subscription_reader(assignor: str | None) -> Callable[[bytes], dict[str, Any]]:
+    """:func:`decode_subscription` through the generated readers (:mod:`decoders.readers`),
+    for one assignor: the same dict, sticky user data included; raises one of
+    :data:`decoders.readers.IRREGULAR` where :func:`decode_subscription` would raise or
+    might differ — call it then for the precise :class:`DecodeError`."""
+    kind = assignor if assignor in STICKY_ASSIGNORS else None
+    reader = _subscription_readers.get(kind)
+    if reader is None:
+        read = readers.versioned_reader(SUBSCRIPTION, HIGHEST_VERSION)
+        if kind is None:
+
+            def read_subscription(data: bytes) -> dict[str, Any]:
+                value = read(data)
+                value["sticky_user_data"] = None
+                return value
+
+        else:
+            read_sticky = sticky_user_data_reader(kind)
+
+            def read_subscription(data: bytes) -> dict[str, Any]:
+                value = read(data)
+                value["sticky_user_data"] = read_sticky(value["user_data"])
+                return value
+
+        reader = _subscription_readers[kind] = read_subscription
+    return reader
+
+
+_subscription_readers: dict[str | None, Callable[[bytes], dict[str, Any]]] = {}
+
+
+def assignment_reader() -> Callable[[bytes], dict[str, Any]]:
+    """:func:`decode_assignment` through the generated readers, as :func:`subscription_reader`."""
+    return readers.versioned_reader(ASSIGNMENT, HIGHEST_VERSION)
 
 
 def _encode_version(value: dict[str, Any], version: int | None) -> int:

@@ -40,15 +40,18 @@ from typing import Any
 from decoders.consumer_protocol import (
     ASSIGNMENT,
     SUBSCRIPTION,
+    assignment_reader,
     decode_assignment,
     decode_subscription,
     encode_assignment,
     encode_subscription,
+    subscription_reader,
 )
 from decoders.consumer_protocol import (
     VALID_VERSIONS as CONSUMER_PROTOCOL_VERSIONS,
 )
 from decoders.errors import DecodeError, EncodeError
+from decoders.readers import IRREGULAR
 from decoders.spec import ArrayOf, DerivedField, RecordSpec, field, struct, versions
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
@@ -126,6 +129,33 @@ def after_decode(value: dict[str, Any], version: int) -> None:
         _decode_member_blobs(member, protocol_type, protocol)
 
 
+def after_read(value: dict[str, Any], version: int) -> None:
+    """:func:`after_decode` for the generated readers (:mod:`decoders.readers`): the same
+    result, with the consumer-protocol blobs read by generated readers. A member whose
+    blobs are irregular goes through :func:`after_decode`'s own path (which then records
+    the precise reason), so malformed blobs read exactly as before."""
+    protocol_type = value["protocol_type"]
+    if protocol_type != CONSUMER_PROTOCOL_TYPE:
+        after_decode(value, version)  # nothing is decoded, members are only marked undecoded
+        return
+    protocol = value["protocol"]
+    read_subscription = subscription_reader(protocol)
+    read_assignment = assignment_reader()
+    for member in value["members"]:
+        sub_raw = member["subscription_raw"]
+        asg_raw = member["assignment_raw"]
+        try:
+            subscription = read_subscription(sub_raw) if sub_raw else None
+            assignment = read_assignment(asg_raw) if asg_raw else None
+        except IRREGULAR:
+            _decode_member_blobs(member, protocol_type, protocol)
+            continue
+        member["subscription"] = subscription
+        member["assignment"] = assignment
+        member["undecoded"] = False
+        member["undecoded_reason"] = None
+
+
 def _member_blob(member: dict[str, Any], name: str, encode: Any) -> bytes:
     raw = member.get(f"{name}_raw")
     if raw is not None:
@@ -174,6 +204,7 @@ GROUP_METADATA = RecordSpec(
     flexible_versions=versions("4+"),
     written_version=3,
     after_decode=after_decode,
+    after_read=after_read,
     before_encode=before_encode,
     note="key type 2: classic-protocol groups, Kafka 0.9 onwards",
 )

@@ -190,6 +190,8 @@ class RecordSpec:
             encodings (GroupMetadataValue's consumer-protocol bytes).
         choose_version: picks the default value version from a value dict (offset commit:
             v1 when an expire timestamp is set, as ``offsetCommitValueVersion`` does).
+        after_read: ``after_decode`` for the generated readers (:mod:`decoders.readers`),
+            which must give the very same result, faster; ``None`` = use ``after_decode``.
     """
 
     type_id: int
@@ -203,6 +205,7 @@ class RecordSpec:
     after_decode: Callable[[dict[str, Any], int], None] | None = None
     before_encode: Callable[[dict[str, Any], int], dict[str, Any]] | None = None
     choose_version: Callable[[dict[str, Any]], int] | None = None
+    after_read: Callable[[dict[str, Any], int], None] | None = None
 
     @property
     def max_value_version(self) -> int:

@@ -22,9 +22,11 @@ for sticky v0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cache
 from typing import Any
 
-from decoders import codec
+from decoders import codec, readers
 from decoders.errors import DecodeError, EncodeError
 from decoders.spec import ArrayOf, field, struct
 
@@ -84,6 +86,51 @@ def decode_sticky_user_data(user_data: bytes | None, assignor: str | None) -> di
             continue
         return {"previous_assignment": value["previous_assignment"], "generation": value.get("generation")}
     return None
+
+
+def sticky_user_data_reader(assignor: str | None) -> Callable[[bytes | None], dict[str, Any] | None]:
+    """:func:`decode_sticky_user_data` for one assignor, through the generated readers
+    (:mod:`decoders.readers`): the same result, and anything irregular is handed to
+    :func:`decode_sticky_user_data` itself. Used by the generated GroupMetadata path."""
+    if assignor == COOPERATIVE_STICKY:
+        return _read_cooperative
+    if assignor == STICKY:
+        return _read_sticky
+    return _no_sticky_user_data
+
+
+@cache
+def _cooperative_reader() -> readers.Reader:
+    return readers.struct_reader(_COOPERATIVE, 0, False)
+
+
+@cache
+def _sticky_v1_reader() -> readers.Reader:
+    return readers.struct_reader(STICKY_ASSIGNOR_USER_DATA, 1, False)
+
+
+def _no_sticky_user_data(user_data: bytes | None) -> None:
+    return None
+
+
+def _read_cooperative(user_data: bytes | None) -> dict[str, Any] | None:
+    if not user_data:
+        return None
+    try:
+        value, _ = _cooperative_reader()(user_data, 0, len(user_data))
+    except readers.IRREGULAR:
+        return decode_sticky_user_data(user_data, COOPERATIVE_STICKY)
+    return {"previous_assignment": None, "generation": value["generation"]}
+
+
+def _read_sticky(user_data: bytes | None) -> dict[str, Any] | None:
+    if not user_data:
+        return None
+    try:  # v1 first, as the table-driven decoder and StickyAssignor try it
+        value, _ = _sticky_v1_reader()(user_data, 0, len(user_data))
+    except readers.IRREGULAR:
+        return decode_sticky_user_data(user_data, STICKY)
+    return {"previous_assignment": value["previous_assignment"], "generation": value["generation"]}
 
 
 def encode_sticky_user_data(data: dict[str, Any]) -> bytes:
