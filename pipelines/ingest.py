@@ -175,23 +175,26 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
         finally:
             decoded.unpersist()
 
-        audit, lost = _audit_rows(settings, topic, batch_id, per_partition)
+        ranges = planned_ranges(checkpoint_path(settings, topic), topic, batch_id)
+        audit, lost = _audit_rows(settings, topic, batch_id, per_partition, ranges)
         audit_frame = spark.createDataFrame(audit, ingest_batches.TABLE.schema) if audit else None
         if audit_frame is not None:
             idempotent_append(audit_frame, settings, ingest_batches.TABLE, txn, batch_id)
         records = sum(per_partition.values())
-        ends = {row["source_partition"]: row["end_offset"] for row in audit}
+        # Every partition the batch planned, including those with nothing new (they get no audit row):
+        # the CLI's "records behind the topic's end" compares these with the topic's ends per partition,
+        # and a partition missing here would count as wholly behind (issue 12, item 7).
+        ends = {partition: end for partition, (_, end) in ranges.items()}
         return BatchReport(batch_id=batch_id, records=records, rows_per_table=rows, lost_records=lost,
                            seconds=time.monotonic() - started, end_offsets=ends)
     finally:
         raw.unpersist()
 
 
-def _audit_rows(settings: Settings, topic: str, batch_id: int, per_partition: dict[int, int]
-                ) -> tuple[list[dict], int]:
+def _audit_rows(settings: Settings, topic: str, batch_id: int, per_partition: dict[int, int],
+                ranges: dict[int, tuple[int, int]]) -> tuple[list[dict], int]:
     import datetime as dt
 
-    ranges = planned_ranges(checkpoint_path(settings, topic), topic, batch_id)
     partitions = sorted(set(ranges) | set(per_partition))
     try:
         starts = log_start_offsets(settings, topic, partitions)

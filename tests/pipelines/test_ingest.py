@@ -194,6 +194,26 @@ def test_a_replayed_batch_writes_no_table_twice(spark, settings_for) -> None:
     assert read_table(spark, settings, BRONZE).count() == 4
 
 
+def test_a_batch_reports_the_end_of_every_partition_it_planned_even_one_with_nothing_new(spark, settings_for) -> None:
+    """Issue 12, item 7: ``ingest --once`` printed "22 records behind the topic's end" with nothing
+    behind; the 22 were a partition with no new records in that batch, missing from the batch's ends."""
+    from pipelines.offsets_topic_source import topic_end_offsets
+
+    settings = settings_for()
+    client = settings.kafka.librdkafka_config()
+    topic = f"quiet-partition-{uuid.uuid4().hex[:8]}"
+    create_topic(client, topic, partitions=2)
+    key, value = encode_record("offset_commit", {"group": "g", "topic": "t", "partition": 0},
+                               {"offset": 1, "metadata": "", "commit_timestamp": 1}, 4)
+    produce_raw(client, topic, [(key, value)] * 6, partitions=2)  # three records in each partition
+    first = run_ingest(spark, settings, IngestOptions(topic=topic, once=True))
+    assert first and first[-1].end_offsets == {0: 3, 1: 3}
+    produce_raw(client, topic, [(key, value)] * 2, partitions=1)  # partition 0 only: partition 1 is quiet
+    [second] = run_ingest(spark, settings, IngestOptions(topic=topic, once=True))
+    assert second.records == 2
+    assert second.end_offsets == {0: 5, 1: 3} == topic_end_offsets(settings, topic)
+
+
 def test_two_clusters_share_a_warehouse_with_their_own_checkpoints_and_tagged_rows(spark, settings_for) -> None:
     east, west = settings_for(cluster_name="east"), settings_for(cluster_name="west")
     client = east.kafka.librdkafka_config()
