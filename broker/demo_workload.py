@@ -100,6 +100,9 @@ class ScenarioOutcome:
     group: str
     steps: list[str]
     seconds: float
+    # Partitions whose owner changed, counted from the members' own assignment callbacks (a
+    # partition handed to a member other than its last owner); None where the scenario does not count.
+    partitions_moved: int | None = None
 
 
 class Member:
@@ -126,7 +129,10 @@ class Member:
             conf["group.instance.id"] = instance_id
         self.name, self.topic, self.group = name, topic, group
         self.consumer = Consumer(conf)
-        self.consumer.subscribe([topic])
+        # (monotonic time, partitions) of every assignment callback: incremental under cooperative-sticky
+        # (KIP-429), the whole new assignment under the eager assignors.
+        self.assigned: list[tuple[float, list[int]]] = []
+        self.consumer.subscribe([topic], on_assign=self._on_assign)
         self.consumed = 0
         self.pending: dict[int, int] = {}  # partition -> offset read but not yet committed
         self.closed = False
@@ -159,6 +165,11 @@ class Member:
                     raise
         return read
 
+    def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
+        # Returning without assign() lets confluent-kafka apply the assignment itself (incrementally
+        # for a cooperative protocol).
+        self.assigned.append((time.monotonic(), [tp.partition for tp in partitions]))
+
     def owned(self) -> set[int]:
         return {tp.partition for tp in self.consumer.assignment()}
 
@@ -167,6 +178,20 @@ class Member:
         if not self.closed:
             self.closed = True
             self.consumer.close()
+
+
+def moved_partitions(members: list[Member]) -> int:
+    """How many times a partition was handed to a member other than its last owner, from the
+    members' assignment callbacks in time order: what the clients lived through, to compare with
+    gold.rebalance_events.partitions_moved."""
+    owner: dict[int, str] = {}
+    moved = 0
+    for _, name, partitions in sorted((at, m.name, parts) for m in members for at, parts in m.assigned):
+        for partition in partitions:
+            if partition in owner and owner[partition] != name:
+                moved += 1
+            owner[partition] = name
+    return moved
 
 
 class CrashableMember:
@@ -368,7 +393,8 @@ class DemoWorkload:
                           f"{group}: two members sharing the partitions", self.timeout)
         steps.append(f"{first.name} owned all; {second.name} joined: {first.name} revoked only what moves; "
                      f"after {took:.1f}s {_show(first.owned())} / {_show(second.owned())}")
-        return ScenarioOutcome("cooperative-sticky scale-out (KIP-429)", group, steps, time.monotonic() - started)
+        return ScenarioOutcome("cooperative-sticky scale-out (KIP-429)", group, steps, time.monotonic() - started,
+                               partitions_moved=moved_partitions([first, second]))
 
     def kip848(self) -> ScenarioOutcome:
         group, started, steps = self.groups.kip848, time.monotonic(), []

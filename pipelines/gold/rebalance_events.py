@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from conf.settings import Settings
+from pipelines.gold.group_history import RECORD_KEY
 from schemas.rebalance_events import TABLE
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ def transitions(summaries: DataFrame) -> DataFrame:
     from pipelines.gold.group_history import _group_window
 
     w = _group_window()
+    handovers = partition_handovers(summaries)
     carried = ("is_tombstone", "generation", "record_timestamp", "current_state_timestamp", "member_count",
                "member_ids", "identities", "subscriptions", "owned", "tps", "session_timeouts",
                "identity_members")
@@ -43,21 +45,58 @@ def transitions(summaries: DataFrame) -> DataFrame:
     restarted = F.filter(both_static, lambda i: F.col("identity_members")[i] != F.col("prev_identity_members")[i])
     joined = F.array_except("identities", "prev_identities")
     left = F.array_except("prev_identities", "identities")
-    kept_tps = F.array_intersect("owned", "prev_owned")
-    common_tps = F.array_intersect("tps", "prev_tps")
+    frame = frame.join(handovers, list(RECORD_KEY), "left")
     frame = frame.select(
         "*",
         F.transform(joined, lambda i: F.col("identity_members")[i]).alias("members_joined"),
         F.transform(left, lambda i: F.col("prev_identity_members")[i]).alias("members_left"),
         F.size(F.array_intersect("identities", "prev_identities")).alias("members_kept"),
         F.transform(restarted, lambda i: F.substring(i, 3, 1 << 20)).alias("static_restarts"),
-        F.size(kept_tps).alias("partitions_kept"),
-        (F.size(common_tps) - F.size(kept_tps)).alias("partitions_moved"),
+        F.coalesce("kept", F.lit(0)).alias("partitions_kept"),
+        F.coalesce("moved", F.lit(0)).alias("partitions_moved"),
         F.aggregate(left, F.lit(None).cast("long"),
                     lambda acc, i: F.least(acc, F.col("prev_session_timeouts")[i].cast("long")))
         .alias("left_min_session_ms"),
     )
-    return frame.withColumn("likely_cause", likely_cause())
+    return frame.drop("kept", "moved").withColumn("likely_cause", likely_cause())
+
+
+def partition_handovers(summaries: DataFrame) -> DataFrame:
+    """Per record (``RECORD_KEY``): ``moved``, partitions whose owner differs from their last owner before
+    this record, and ``kept``, partitions still with their last owner.
+
+    "Last owner" skips records in which the partition had none: a cooperative rebalance (KIP-429) first
+    revokes a partition (the new generation's record shows it unowned) and hands it to its new owner
+    in the follow-up rebalance, so comparing each record with the one before alone never sees it move.
+    Ownership does not carry across a record with no members (the group went Empty) or a tombstone
+    (``incarnation``): a partition handed out after that had no owner to move from. Owners are
+    identities (``record_summaries``), so a static member's new member id does not move anything.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from pipelines.gold.group_history import _group_window
+
+    emptied = F.sum(F.when(F.size("member_ids") == 0, 1).otherwise(0)).over(
+        _group_window().rowsBetween(Window.unboundedPreceding, 0))
+    # Counted over every record before ``explode`` drops those that own nothing (the Empty ones).
+    owned = summaries.select(*RECORD_KEY, "group", "incarnation", "record_timestamp", "owned",
+                             emptied.alias("emptied"))
+    owned = owned.select(*RECORD_KEY, "group", "incarnation", "record_timestamp", "emptied",
+                         F.explode("owned").alias("owned"))
+    # "topic/partition@identity": topic names have no "@" (Kafka's legal characters: [a-zA-Z0-9._-]).
+    owned = owned.select("*", F.substring_index("owned", "@", 1).alias("tp"),
+                         F.expr("substring(owned, instr(owned, '@') + 1)").alias("owner"))
+    w = Window.partitionBy("cluster_name", "group", "incarnation", "tp").orderBy(
+        "record_timestamp", "source_partition", "source_offset")
+    owned = owned.select(*RECORD_KEY, "owner", "emptied", F.lag("owner").over(w).alias("last_owner"),
+                         F.lag("emptied").over(w).alias("last_emptied"))
+    comparable = F.col("last_owner").isNotNull() & (F.col("last_emptied") == F.col("emptied"))
+    same = F.col("last_owner") == F.col("owner")
+    return owned.groupBy(*RECORD_KEY).agg(
+        F.sum(F.when(comparable & ~same, 1).otherwise(0)).cast("int").alias("moved"),
+        F.sum(F.when(comparable & same, 1).otherwise(0)).cast("int").alias("kept"),
+    )
 
 
 def likely_cause() -> Column:

@@ -17,7 +17,8 @@ from the protocol, not from gold's output:
 * a static member that comes back (same ``group.instance.id``) before its session expires gets
   its new member id swapped in with the group Stable: a record, no new generation;
 * cooperative-sticky (KIP-429) never hands out a partition still owned: a newcomer first gets a
-  generation in which the old member only revokes, then a follow-up rebalance that assigns.
+  generation in which the old member only revokes, then a follow-up rebalance that assigns; the
+  partitions that moved are counted from the members' assignment callbacks.
 """
 
 from __future__ import annotations
@@ -109,6 +110,12 @@ def test_the_cooperative_groups_rebalances_are_cooperative_and_the_newcomer_wait
     two_members = [r for r in events if r["members_after"] == 2]
     assert [r["likely_cause"] for r in two_members] == ["member_joined", "leader_rejoined"]
     assert two_members[0]["partitions_moved"] == 0  # revoked first, reassigned in the follow-up
+    # The follow-up hands the revoked partitions to the newcomer: they moved, across both rounds, as
+    # many times as the members' own assignment callbacks saw a partition change hands (issue 12, item 1).
+    moved_by_callbacks = demo["outcomes"][group].partitions_moved
+    assert moved_by_callbacks and moved_by_callbacks > 0
+    assert two_members[1]["partitions_moved"] == moved_by_callbacks
+    assert sum(r["partitions_moved"] for r in events) == moved_by_callbacks
 
 
 def test_the_lagging_group_lags_by_the_second_round_and_the_others_caught_up(demo) -> None:  # type: ignore[no-untyped-def]
