@@ -157,9 +157,13 @@ def _build(spark: Any, kafka_broker: Any, base_settings: Settings, root: Path) -
     _poll_until([a1, a2], lambda: len(a1.assignment()) == 2 and len(a2.assignment()) == 2,
                 what="alpha's second generation")
     during_second_generation = _now()
+    # A moment has microseconds, a record's append time milliseconds: without a gap, a record written
+    # within the same millisecond as the moment (a1's LeaveGroup, once) gets a time *before* it.
+    time.sleep(0.005)
     a2.close()
     _poll_until([a1], lambda: len(a1.assignment()) == PARTITIONS, what="alpha's third generation")
     after_a2_left = _now()
+    time.sleep(0.005)
     a1.close()
     after_alpha_empty = _now()
 
