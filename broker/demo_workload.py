@@ -103,6 +103,8 @@ class ScenarioOutcome:
     # Partitions whose owner changed, counted from the members' own assignment callbacks (a
     # partition handed to a member other than its last owner); None where the scenario does not count.
     partitions_moved: int | None = None
+    # Member ids that had partitions revoked by a rebalance (revocation callbacks), where counted.
+    revoked_members: list[str] | None = None
 
 
 class Member:
@@ -132,7 +134,9 @@ class Member:
         # (monotonic time, partitions) of every assignment callback: incremental under cooperative-sticky
         # (KIP-429), the whole new assignment under the eager assignors.
         self.assigned: list[tuple[float, list[int]]] = []
-        self.consumer.subscribe([topic], on_assign=self._on_assign)
+        # member id at each revocation callback that took partitions away (the id the records show)
+        self.revoked_as: list[str] = []
+        self.consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
         self.consumed = 0
         self.pending: dict[int, int] = {}  # partition -> offset read but not yet committed
         self.closed = False
@@ -169,6 +173,10 @@ class Member:
         # Returning without assign() lets confluent-kafka apply the assignment itself (incrementally
         # for a cooperative protocol).
         self.assigned.append((time.monotonic(), [tp.partition for tp in partitions]))
+
+    def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
+        if partitions:
+            self.revoked_as.append(consumer.memberid())
 
     def owned(self) -> set[int]:
         return {tp.partition for tp in self.consumer.assignment()}
@@ -394,7 +402,8 @@ class DemoWorkload:
         steps.append(f"{first.name} owned all; {second.name} joined: {first.name} revoked only what moves; "
                      f"after {took:.1f}s {_show(first.owned())} / {_show(second.owned())}")
         return ScenarioOutcome("cooperative-sticky scale-out (KIP-429)", group, steps, time.monotonic() - started,
-                               partitions_moved=moved_partitions([first, second]))
+                               partitions_moved=moved_partitions([first, second]),
+                               revoked_members=sorted({m for member in (first, second) for m in member.revoked_as}))
 
     def kip848(self) -> ScenarioOutcome:
         group, started, steps = self.groups.kip848, time.monotonic(), []

@@ -59,6 +59,8 @@ CAUSES = {
     "member_left_or_vanished": {"member_left", "session_timeout", "sync_timeout"},
     "subscription_changed": {"member_metadata_changed", "static_member_protocol_changed"},
     "metadata_changed": {"leader_rejoined"}, "leader_rejoined": {"leader_rejoined"},
+    # KIP-429's second round: the leader's rejoin, or a non-leader's whose owned partitions changed.
+    "cooperative_follow_up": {"leader_rejoined", "member_metadata_changed"},
     "static_member_rejoined": {"static_member_rejoined", "leader_rejoined", "static_member_protocol_changed"},
     "group_removed": {"group_deleted", "group_expired"},
     "members_joined_and_left": {"member_joined", "member_left", "session_timeout", "sync_timeout"},

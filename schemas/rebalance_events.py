@@ -40,19 +40,28 @@ TABLE = TableSpec(
         column("members_left", STRINGS, "member ids gone from the record after (static restarts excluded)", False),
         column("members_kept", T.IntegerType(), "members (by static id or member id) in both", False),
         column("static_restarts", STRINGS, "group.instance.ids that came back with a new member id", False),
-        column("partitions_moved", T.IntegerType(), "partitions assigned before and after to different owners",
-               False),
-        column("partitions_kept", T.IntegerType(), "partitions with the same owner before and after", False),
+        column("partitions_moved", T.IntegerType(),
+               "partitions now owned by someone other than their last owner before (a cooperative rebalance's "
+               "revoking round moves nothing; its follow-up moves what was revoked; nothing moves from before "
+               "the group went Empty)", False),
+        column("partitions_kept", T.IntegerType(), "partitions still with their last owner", False),
         column("likely_cause", T.StringType(),
                "LIKELY cause, from the records: member_joined; member_left (not a session expiry: the next "
                "generation formed sooner than the departed member's session timeout after it last joined, so "
                "a LeaveGroup -- also sent on poll timeout -- or a drop for not rejoining/syncing in time); "
                "member_left_or_vanished (LeaveGroup, session timeout or crash: records cannot tell them apart); "
                "members_joined_and_left; static_member_rejoined; subscription_changed; metadata_changed (more "
-               "partitions assigned than ever before: partitions added); leader_rejoined (same members and "
-               "subscriptions, e.g. a cooperative follow-up rebalance); static_member_restart (no rebalance). KIP-848: "
+               "partitions assigned than ever before: partitions added); cooperative_follow_up (cooperative-sticky: "
+               "the generation before revoked partitions from members who stayed, and one of them rejoined: "
+               "KIP-429's second round, see triggered_by); leader_rejoined (same members and subscriptions, "
+               "no revocation before); static_member_restart (no rebalance). KIP-848: "
                "member_joined, member_left_or_vanished (leave and fencing look alike), members_joined_and_left, "
                "subscription_changed, metadata_changed (the subscribed topics' MetadataHash changed), unknown"),
+        column("triggered_by", STRINGS,
+               "member ids whose rejoin may have triggered it, as far as the records tell: for a "
+               "cooperative_follow_up the members the previous round revoked partitions from (the first of "
+               "them to rejoin started it; no record says which, so with several all are listed); null for "
+               "every other cause, where the records name no trigger"),
         column("protocol", T.StringType(), "assignor after the rebalance"),
         column("rebalance_protocol", T.StringType(),
                "'cooperative' (cooperative-sticky, and every KIP-848 group: partitions are revoked before they are "

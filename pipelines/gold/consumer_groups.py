@@ -506,7 +506,8 @@ def history_rows(history: GroupHistory) -> Iterator[tuple[str, dict[str, Any]]]:
             "duration_upper_bound_ms": r.stable_at - r.started_at, "members_before": r.members_before,
             "members_after": r.members_after, "members_joined": r.members_joined, "members_left": r.members_left,
             "members_kept": r.members_kept, "static_restarts": [], "partitions_moved": r.partitions_moved,
-            "partitions_kept": r.partitions_kept, "likely_cause": r.likely_cause, "protocol": r.protocol,
+            "partitions_kept": r.partitions_kept, "likely_cause": r.likely_cause, "triggered_by": None,
+            "protocol": r.protocol,
             "rebalance_protocol": "cooperative", "started_at": r.started_at,
         }
 

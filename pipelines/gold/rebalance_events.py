@@ -38,6 +38,19 @@ def transitions(summaries: DataFrame) -> DataFrame:
                "identity_members")
     frame = summaries.select("*", *[F.lag(c).over(w).alias(f"prev_{c}") for c in carried],
                              F.max(F.size("tps")).over(w.rowsBetween(-(1 << 30), -1)).alias("most_tps_before"))
+    # Members that stayed but lost partitions nobody owns now: what the first round of a cooperative
+    # rebalance does (KIP-429); each of them rejoins at once, which starts the follow-up rebalance.
+    unowned_now = F.array_except(F.coalesce("prev_tps", F.array().cast("array<string>")), "tps")
+    def owner(o: Column) -> Column:  # "topic/partition@identity" (topic names have no "@")
+        return F.regexp_extract(o, "^[^@]*@(.*)$", 1)
+
+    revoked_from = F.array_distinct(F.transform(
+        F.filter(F.coalesce("prev_owned", F.array().cast("array<string>")),
+                 lambda o: F.array_contains(unowned_now, F.substring_index(o, "@", 1))
+                 & F.array_contains(F.col("identities"), owner(o))),
+        owner))
+    frame = frame.withColumn("revoked_from", revoked_from)
+    frame = frame.withColumn("prev_revoked_from", F.lag("revoked_from").over(w))
     frame = frame.filter(~F.col("is_tombstone") & F.col("prev_is_tombstone").isNotNull()
                          & ~F.col("prev_is_tombstone"))
     static_ids = lambda col: F.filter(col, lambda i: i.startswith("i:"))  # noqa: E731
@@ -117,17 +130,41 @@ def likely_cause() -> Column:
     # earlier than that means it was no session expiry: a LeaveGroup (also sent on poll timeout), or
     # the coordinator dropping it for not rejoining or syncing within the rebalance timeout.
     surely_left = F.col("left_min_session_ms").isNotNull() & (formed_after_ms < F.col("left_min_session_ms"))
+    follow_up = cooperative_follow_up()
     return (
         F.when(~F.col("new_generation"), F.when(F.size("static_restarts") > 0, F.lit("static_member_restart")))
         .when(joined & left, "members_joined_and_left")
         .when(joined, "member_joined")
         .when(left & surely_left, "member_left")
         .when(left, "member_left_or_vanished")
+        .when(follow_up, "cooperative_follow_up")
         .when(F.size("static_restarts") > 0, "static_member_rejoined")
         .when(F.col("subscriptions") != F.col("prev_subscriptions"), "subscription_changed")
         .when(F.size("tps") > F.coalesce("most_tps_before", F.lit(0)), "metadata_changed")
         .otherwise("leader_rejoined")
     )
+
+
+def cooperative_follow_up() -> Column:
+    """A cooperative group's new generation right after one that revoked partitions from members
+    who stayed (``prev_revoked_from``): KIP-429's second round, started when one of those members
+    rejoined -- the leader or not (the broker logs "Updating metadata for member ... during Stable"
+    for a non-leader; ``ClassicGroup``/``GroupMetadataManager``)."""
+    from pyspark.sql import functions as F
+
+    return (F.col("new_generation") & F.col("protocol").isin(*COOPERATIVE)
+            & (F.size(F.coalesce("prev_revoked_from", F.array())) > 0))
+
+
+def triggered_by() -> Column:
+    """Member ids whose rejoin may have triggered the rebalance, as far as the records tell: for a
+    cooperative follow-up, the members the previous round revoked partitions from (each rejoins at
+    once; the first to do so started it, which no record shows, so with several all are listed);
+    null for every other cause (the records name no trigger)."""
+    from pyspark.sql import functions as F
+
+    return F.when(F.col("likely_cause") == "cooperative_follow_up",
+                  F.transform("prev_revoked_from", lambda i: F.col("prev_identity_members")[i]))
 
 
 def rebalance_events(transition_rows: DataFrame, settings: Settings, others: DataFrame | None = None
@@ -148,7 +185,7 @@ def rebalance_events(transition_rows: DataFrame, settings: Settings, others: Dat
         F.coalesce("prev_member_count", F.lit(0)).alias("members_before"),
         F.coalesce("member_count", F.lit(0)).alias("members_after"),
         "members_joined", "members_left", "members_kept", "static_restarts", "partitions_moved", "partitions_kept",
-        "likely_cause", "protocol",
+        "likely_cause", triggered_by().alias("triggered_by"), "protocol",
         F.when(F.col("protocol").isin(*COOPERATIVE), "cooperative").when(F.col("protocol").isin(*EAGER), "eager")
         .alias("rebalance_protocol"), F.lit("classic").alias("group_type"),
         F.lit(None).cast("timestamp").alias("started_at"),

@@ -108,7 +108,12 @@ def test_the_cooperative_groups_rebalances_are_cooperative_and_the_newcomer_wait
     events = rebalances(demo, group)
     assert events and {r["rebalance_protocol"] for r in events} == {"cooperative"}
     two_members = [r for r in events if r["members_after"] == 2]
-    assert [r["likely_cause"] for r in two_members] == ["member_joined", "leader_rejoined"]
+    # The second round is KIP-429's follow-up, started by the rejoin of a member that had partitions
+    # revoked in the first (issue 12, item 2): the member the clients' revocation callbacks name.
+    assert [r["likely_cause"] for r in two_members] == ["member_joined", "cooperative_follow_up"]
+    assert two_members[0]["triggered_by"] is None
+    revoked = demo["outcomes"][group].revoked_members
+    assert revoked and two_members[1]["triggered_by"] == revoked
     assert two_members[0]["partitions_moved"] == 0  # revoked first, reassigned in the follow-up
     # The follow-up hands the revoked partitions to the newcomer: they moved, across both rounds, as
     # many times as the members' own assignment callbacks saw a partition change hands (issue 12, item 1).
