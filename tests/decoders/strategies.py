@@ -89,3 +89,19 @@ def assignment_strategy(version: int) -> st.SearchStrategy[dict[str, Any]]:
 
 
 TOPIC_ASSIGNMENTS = st.lists(struct_strategy(TOPIC_ASSIGNMENT, 0), max_size=3)
+
+
+def mutated(data: st.DataObject, blob: bytes) -> bytes:
+    """``blob`` truncated, with one byte flipped, or with 1-4 bytes inserted or appended."""
+    buf = bytearray(blob)
+    mutation = data.draw(st.sampled_from(["truncate", "flip", "insert", "append"]))
+    at = data.draw(st.integers(0, len(buf)))
+    if mutation == "truncate":
+        del buf[at:]
+    elif mutation == "flip" and at < len(buf):
+        buf[at] ^= data.draw(st.integers(1, 255))
+    elif mutation == "insert":
+        buf[at:at] = data.draw(st.binary(min_size=1, max_size=4))
+    else:
+        buf += data.draw(st.binary(min_size=1, max_size=4))
+    return bytes(buf)

@@ -38,6 +38,7 @@ from decoders.wire import Uuid
 from tests.decoders.strategies import (
     TOPIC_ASSIGNMENTS,
     assignment_strategy,
+    mutated,
     record_cases,
     struct_strategy,
     subscription_strategy,
@@ -83,21 +84,6 @@ def _assert_generated_path_agrees(key: bytes, value: bytes | None, *, must_be_ge
     assert _outcome(decode_record, key, value) == reference
 
 
-def _mutate(data: st.DataObject, blob: bytes) -> bytes:
-    buf = bytearray(blob)
-    mutation = data.draw(st.sampled_from(["truncate", "flip", "insert", "append"]))
-    at = data.draw(st.integers(0, len(buf)))
-    if mutation == "truncate":
-        del buf[at:]
-    elif mutation == "flip" and at < len(buf):
-        buf[at] ^= data.draw(st.integers(1, 255))
-    elif mutation == "insert":
-        buf[at:at] = data.draw(st.binary(min_size=1, max_size=4))
-    else:
-        buf += data.draw(st.binary(min_size=1, max_size=4))
-    return bytes(buf)
-
-
 # ----------------------------------------------------------------- every type and version
 
 
@@ -122,9 +108,9 @@ def test_mutated_records_of_every_type_decode_or_fail_exactly_as_through_the_cod
                                data.draw(struct_strategy(spec.value, version)), version)
     assert value is not None
     if data.draw(st.booleans()):
-        value = _mutate(data, value)
+        value = mutated(data, value)
     else:
-        key = key[:2] + _mutate(data, key)[2:]
+        key = key[:2] + mutated(data, key)[2:]
     _assert_generated_path_agrees(key, value)
 
 
@@ -330,7 +316,7 @@ def test_damaged_group_metadata_decodes_or_fails_exactly_as_through_the_codec(
     record: tuple[bytes, bytes], data: st.DataObject
 ) -> None:
     key, value = record
-    _assert_generated_path_agrees(key, _mutate(data, value))
+    _assert_generated_path_agrees(key, mutated(data, value))
 
 
 def _big_group(members: int, topics: int, partitions_per_topic: int) -> tuple[bytes, bytes]:

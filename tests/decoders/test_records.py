@@ -14,7 +14,7 @@ from decoders.errors import INVALID_UTF8, NEGATIVE_LENGTH, OVER_LONG, STRING_TOO
 from decoders.layout import RECORD_SPECS
 from decoders.records import _decode_generic
 from decoders.spec import RecordSpec
-from tests.decoders.strategies import record_cases, strip_derived, struct_strategy
+from tests.decoders.strategies import mutated, record_cases, strip_derived, struct_strategy
 
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PER_CASE = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -98,18 +98,7 @@ def test_mutated_valid_records_raise_nothing_but_decode_error(data: st.DataObjec
     key, value = encode_record(spec.name, data.draw(struct_strategy(spec.key, 0)),
                                data.draw(struct_strategy(spec.value, version)), version)
     assert value is not None
-    mutation = data.draw(st.sampled_from(["truncate", "flip", "insert", "append"]))
-    buf = bytearray(value)
-    at = data.draw(st.integers(0, len(buf)))
-    if mutation == "truncate":
-        del buf[at:]
-    elif mutation == "flip" and at < len(buf):
-        buf[at] ^= data.draw(st.integers(1, 255))
-    elif mutation == "insert":
-        buf[at:at] = data.draw(st.binary(min_size=1, max_size=4))
-    else:
-        buf += data.draw(st.binary(min_size=1, max_size=4))
-    _check_only_decode_errors(key, bytes(buf))
+    _check_only_decode_errors(key, mutated(data, value))
 
 
 def test_a_huge_declared_array_count_is_a_truncation_not_an_allocation() -> None:
