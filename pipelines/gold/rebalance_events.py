@@ -41,14 +41,11 @@ def transitions(summaries: DataFrame) -> DataFrame:
     # Members that stayed but lost partitions nobody owns now: what the first round of a cooperative
     # rebalance does (KIP-429); each of them rejoins at once, which starts the follow-up rebalance.
     unowned_now = F.array_except(F.coalesce("prev_tps", F.array().cast("array<string>")), "tps")
-    def owner(o: Column) -> Column:  # "topic/partition@identity" (topic names have no "@")
-        return F.regexp_extract(o, "^[^@]*@(.*)$", 1)
-
     revoked_from = F.array_distinct(F.transform(
         F.filter(F.coalesce("prev_owned", F.array().cast("array<string>")),
-                 lambda o: F.array_contains(unowned_now, F.substring_index(o, "@", 1))
-                 & F.array_contains(F.col("identities"), owner(o))),
-        owner))
+                 lambda o: F.array_contains(unowned_now, owned_partition(o))
+                 & F.array_contains(F.col("identities"), owner_identity(o))),
+        owner_identity))
     frame = frame.withColumn("revoked_from", revoked_from)
     frame = frame.withColumn("prev_revoked_from", F.lag("revoked_from").over(w))
     frame = frame.filter(~F.col("is_tombstone") & F.col("prev_is_tombstone").isNotNull()
@@ -74,6 +71,21 @@ def transitions(summaries: DataFrame) -> DataFrame:
     return frame.drop("kept", "moved").withColumn("likely_cause", likely_cause())
 
 
+def owned_partition(owned: Column) -> Column:
+    """"topic/partition" of an ``owned`` entry "topic/partition@identity" (``record_summaries``);
+    topic names have no "@" (Kafka's legal characters: [a-zA-Z0-9._-])."""
+    from pyspark.sql import functions as F
+
+    return F.substring_index(owned, "@", 1)
+
+
+def owner_identity(owned: Column) -> Column:
+    """The identity of an ``owned`` entry: everything after its first "@"."""
+    from pyspark.sql import functions as F
+
+    return F.regexp_extract(owned, "^[^@]*@(.*)$", 1)
+
+
 def partition_handovers(summaries: DataFrame) -> DataFrame:
     """Per record (``RECORD_KEY``): ``moved``, partitions whose owner differs from their last owner before
     this record, and ``kept``, partitions still with their last owner.
@@ -97,9 +109,8 @@ def partition_handovers(summaries: DataFrame) -> DataFrame:
                              emptied.alias("emptied"))
     owned = owned.select(*RECORD_KEY, "group", "incarnation", "record_timestamp", "emptied",
                          F.explode("owned").alias("owned"))
-    # "topic/partition@identity": topic names have no "@" (Kafka's legal characters: [a-zA-Z0-9._-]).
-    owned = owned.select("*", F.substring_index("owned", "@", 1).alias("tp"),
-                         F.expr("substring(owned, instr(owned, '@') + 1)").alias("owner"))
+    owned = owned.select("*", owned_partition(F.col("owned")).alias("tp"),
+                         owner_identity(F.col("owned")).alias("owner"))
     w = Window.partitionBy("cluster_name", "group", "incarnation", "tp").orderBy(
         "record_timestamp", "source_partition", "source_offset")
     owned = owned.select(*RECORD_KEY, "owner", "emptied", F.lag("owner").over(w).alias("last_owner"),
