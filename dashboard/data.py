@@ -26,7 +26,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
                               "stable_at", "duration_upper_bound_ms", "members_before", "members_after",
                               "partitions_moved", "likely_cause", "is_storm"),
     "gold.consumer_lag": ("cluster_name", "group", "snapshot_id", "snapshot_time", "partition_status",
-                          "lag", "group_lag", "group_status", "lag_seconds_interpolated"),
+                          "lag", "group_lag", "group_status", "lag_seconds_interpolated",
+                          "lag_seconds_message_timestamp"),
     "gold.partition_assignments": ("cluster_name", "group", "topic", "partition", "member_id", "client_id",
                                    "generation", "valid_from", "valid_to", "assignment_kind"),
     "gold.group_state_history": ("cluster_name", "group", "state", "at", "generation"),
@@ -167,13 +168,31 @@ def consumer_status(committed: Sequence[Row], states: Sequence[Row], members: Se
             "committed_partitions": len(commits.get(key, [])),
             "burrow_status": max((p["group_status"] for p in partitions), default=None),
             "total_lag": max((p["group_lag"] for p in partitions if p["group_lag"] is not None), default=None),
-            "max_lag_seconds": max((p["lag_seconds_interpolated"] for p in partitions
-                                    if p["lag_seconds_interpolated"] is not None), default=None),
+            "lagging_partitions": sum(1 for p in partitions if (p["lag"] or 0) > 0),
+            **lag_seconds("interpolated", partitions),
+            **lag_seconds("message_timestamp", partitions),
             "partitions_not_ok": sum(1 for p in partitions
                                      if p["partition_status"] is not None and p["partition_status"] != "OK"),
             "snapshot": newest.get(key),
         })
     return rows
+
+
+def lag_seconds(estimator: str, partitions: list[Row]) -> dict[str, Any]:
+    """The group's largest lag in seconds by one estimator, and how many lagging partitions it cannot age.
+
+    A partition with positive lag has aged by more than 0 s, whatever an estimator says: interpolation
+    has no estimate when the high watermark passed the committed offset before the first snapshot, and
+    the message-timestamp estimator none without the message (issue 12, item 8: a page showed 0.0 s for a
+    group with lag 20 and status STOP because its only lagging partition had no interpolated estimate
+    and the others, at lag 0, had 0.0). Such partitions are counted in ``lag_seconds_unknown_<estimator>``
+    rather than dropped, so the page can say "at least" or "unknown", never 0 s.
+    """
+    column = f"lag_seconds_{estimator}"
+    lagging = [p for p in partitions if (p["lag"] or 0) > 0]
+    known = [p.get(column) for p in lagging if p.get(column) is not None and p.get(column) > 0]
+    return {f"max_lag_seconds_{estimator}": max(known, default=0.0 if partitions and not lagging else None),
+            f"lag_seconds_unknown_{estimator}": len(lagging) - len(known)}
 
 
 def build_data(tables: dict[str, list[Row]], filters: Filters, *, now: int, warehouse: str) -> DashboardData:

@@ -65,6 +65,13 @@ _SCRIPT = r"""
   }
   function tip(node, text) { el('title', {}, node, text); }
   function num(v) { return v === null || v === undefined ? '–' : Number(v).toLocaleString('en-US'); }
+  // Lag in seconds by one estimator: partitions it cannot age are lagging all the same, so never "0 s"
+  // for them ("≥" the partitions it could age, or "unknown" when it could age none).
+  function lagSeconds(seconds, unknown) {
+    if (unknown > 0) return seconds === null || seconds === 0 ? 'unknown (' + unknown + ' lagging)'
+                                                               : '≥ ' + seconds.toFixed(1) + ' s';
+    return seconds === null || seconds === undefined ? '–' : seconds.toFixed(1) + ' s';
+  }
   function fullTime(ms) {
     return ms === null ? '–' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
   }
@@ -251,7 +258,8 @@ _SCRIPT = r"""
       cell(s.state || '–');
       cell(s.members === null ? '–' : String(s.members), 'num');
       cell(num(s.total_lag), 'num');
-      cell(s.max_lag_seconds === null ? '–' : s.max_lag_seconds.toFixed(1) + ' s', 'num');
+      cell(lagSeconds(s.max_lag_seconds_interpolated, s.lag_seconds_unknown_interpolated), 'num');
+      cell(lagSeconds(s.max_lag_seconds_message_timestamp, s.lag_seconds_unknown_message_timestamp), 'num');
       cell(String(s.partitions_not_ok), 'num');
       cell(fullTime(s.last_commit));
       cell(fullTime(s.snapshot));
@@ -291,7 +299,10 @@ _PAGE = """<!DOCTYPE html>
 <p class="note">Burrow status and lag at each group's newest end-offset snapshot; state and members from the
 group records (– where the records say nothing about the group).</p>
 <table id="status"><thead><tr><th>group</th><th>status</th><th>state</th><th>members</th><th>lag</th>
-<th>max lag (interp.)</th><th>partitions not OK</th><th>last commit</th><th>snapshot</th></tr></thead>
+<th title="seconds since the high watermark reached the oldest unread offset, interpolated between
+end-offset snapshots">max lag, s (interpolated)</th>
+<th title="seconds since the timestamp of the message at the committed offset">max lag, s (message time)</th>
+<th>partitions not OK</th><th>last commit</th><th>snapshot</th></tr></thead>
 <tbody></tbody></table>
 </section>
 <section>

@@ -23,7 +23,8 @@ def lag_row(group: str, snapshot: int, partition: int, lag: int | None, group_la
             status: str = "OK", group_status: str = "OK", cluster: str = "c") -> dict:
     return {"cluster_name": cluster, "group": group, "snapshot_id": snapshot, "snapshot_time": T0 + snapshot * MIN,
             "partition": partition, "partition_status": status, "lag": lag, "group_lag": group_lag,
-            "group_status": group_status, "lag_seconds_interpolated": None if lag is None else float(lag)}
+            "group_status": group_status, "lag_seconds_interpolated": None if lag is None else float(lag),
+            "lag_seconds_message_timestamp": None if lag is None else 2.0 * lag}
 
 
 def assignment(group: str, partition: int, client: str, generation: int, start: int, end: int | None) -> dict:
@@ -87,8 +88,10 @@ def test_consumer_status_takes_the_latest_state_the_current_members_and_the_newe
     classic, modern = status["classic"], status["modern"]
     assert (classic["state"], classic["generation"], classic["members"], classic["last_commit"],
             classic["committed_partitions"]) == ("Empty", 2, 0, T0 + 4 * MIN, 2)
-    assert (classic["burrow_status"], classic["total_lag"], classic["max_lag_seconds"], classic["partitions_not_ok"],
-            classic["snapshot"]) == ("ERR", 20, 11.0, 1, T0 + 3 * MIN)
+    assert (classic["burrow_status"], classic["total_lag"], classic["max_lag_seconds_interpolated"],
+            classic["max_lag_seconds_message_timestamp"], classic["partitions_not_ok"], classic["snapshot"]) == (
+        "ERR", 20, 11.0, 22.0, 1, T0 + 3 * MIN)
+    assert (modern["max_lag_seconds_interpolated"], modern["lag_seconds_unknown_interpolated"]) == (0.0, 0)
     assert (modern["state"], modern["members"], modern["total_lag"]) == (None, None, 0)
     assert list(status) == ["classic", "modern"]
     assert [s["group"] for s in consumer_status(committed, states, members, lag, Filters(groups=("modern",)))] == [
@@ -113,3 +116,17 @@ def test_the_page_is_self_contained_and_its_data_cannot_close_the_script_element
     assert page.count("</script>") == 2  # the data block's and the renderer's own
     embedded = re.search(r'<script type="application/json" id="dashboard-data">(.*?)</script>', page, re.S)
     assert embedded and json.loads(embedded.group(1))["rebalances"][0]["group"] == hostile
+
+
+def test_a_lagging_partition_an_estimator_cannot_age_is_never_shown_as_zero_seconds() -> None:
+    # The group of issue 12 item 8: lag 20 on a STOP partition whose committed offset the high watermark
+    # passed before the first snapshot (no interpolated estimate), the other partition caught up.
+    stopped = {**lag_row("g", 3, 0, 20, 20, status="STOP", group_status="ERR"), "lag_seconds_interpolated": None,
+               "lag_seconds_message_timestamp": 412.5}
+    caught_up = {**lag_row("g", 3, 1, 0, 20, group_status="ERR"), "lag_seconds_interpolated": 0.0,
+                 "lag_seconds_message_timestamp": 0.0}
+    (status,) = consumer_status([], [], [], [stopped, caught_up], Filters())
+    assert (status["max_lag_seconds_interpolated"], status["lag_seconds_unknown_interpolated"]) == (None, 1)
+    assert (status["max_lag_seconds_message_timestamp"], status["lag_seconds_unknown_message_timestamp"]) == (
+        412.5, 0)
+    assert status["lagging_partitions"] == 1
