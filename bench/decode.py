@@ -1,59 +1,84 @@
-"""Benchmark: decoding __consumer_offsets records, pure Python vs Spark, beside a plain Spark scan.
+"""Benchmark: decoding __consumer_offsets records in Spark, beside a plain scan, pure Python and Kafka's own tools.
 
-    .venv/bin/python bench/decode.py                 # 1M and 10M records
-    .venv/bin/python bench/decode.py --sizes 200000  # quicker
+    .venv/bin/python bench/decode.py                        # 2M records per mix (issue 13's acceptance)
+    .venv/bin/python bench/decode.py --rows 200000          # quicker
+    .venv/bin/python bench/decode.py --mixes commits mixed  # some mixes only
 
-The workload mimics a real topic: 95% offset commits (value v4, as Kafka 4.1+
-writes; a tenth of them carry a topic id) and 5% GroupMetadata records with two
-consumer members. Records are generated inside Spark and written to Parquet
-first, so every Spark measurement reads the same rows from disk:
+Three mixes of records, each generated inside Spark and written to Parquet first, so
+every measurement of a mix reads the same rows:
 
-* baseline: a plain scan of the rows (sum of key and value lengths);
-* spark decode: pipelines.decode.decode_raw_records (vectorized numpy decode of offset
-  commits in mapInArrow, per-record Python for the rest), forced by aggregating the output;
-* pure python: decoders.decode_record over the same records, in this process
-  (one core; Spark uses local[2]), on at most 1M records.
+* ``commits``: offset commits only (value v4, as Kafka 4.1+ writes; a tenth carry a topic id);
+* ``mixed``: 95% those commits, 5% GroupMetadata records of two consumer members;
+* ``big-groups``: 99% commits, 1% GroupMetadata of 200 members owning 1,000 partitions.
 
-Peak memory: the Python process's peak RSS for the pure path (ru_maxrss), and the
-Spark JVM's VmHWM (from /proc) after the Spark measurements.
+For each mix, in one run:
+
+* plain scan: the Parquet rows read and aggregated (sum of key and value lengths);
+* spark decode: what ingest does with a micro-batch, minus the writes: the rows cached,
+  counted by record type, routed to their families by ``pipelines.decode.decode_raw_records``
+  (vectorized offset commits, per-record group records), every family forced by one job;
+* pure python: ``decoders.decode_record`` in this process (one core; Spark uses local[2]),
+  on at most ``--python-limit`` of the rows;
+* kafka formatters: Kafka's ``OffsetsMessageFormatter`` / ``GroupMetadataMessageFormatter``
+  in a JVM (bench/KafkaFormatters.java) on at most ``--jvm-limit`` of the rows, after a
+  warm-up pass (one core, like the tool).
+
+Peak memory (VmHWM / ru_maxrss, lifetime peaks so far): the Spark JVM (driver and, in
+local mode, the executors), the Python workers, this process, the formatter JVM. The last
+line is the ratio issue 13 names: ``decode/scan: commits X.XX, mixed X.XX, big-groups X.XX;
+decode/kafka-formatter: X.X`` (ratios of records/s; the formatter ratio on the mixed mix).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import resource
+import struct
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from conf.settings import Settings, SparkSettings  # noqa: E402
 from decoders import decode_record, encode_record  # noqa: E402
 
-GROUP_SHARE = 20  # every 20th record is GroupMetadata
+MIXES = {"commits": 0, "mixed": 20, "big-groups": 100}  # every n-th record is GroupMetadata (0: none)
+BIG_GROUP_MEMBERS = 200
+BIG_GROUP_PARTITIONS = 1_000
 
 
-def group_metadata_record(i: int) -> tuple[bytes, bytes]:
-    members = [{
-        "member_id": f"consumer-{m}-{i:08d}", "group_instance_id": None, "client_id": f"consumer-{m}",
-        "client_host": "/10.0.0.1", "rebalance_timeout": 300000, "session_timeout": 45000,
+def group_metadata_record(members: int, partitions: int) -> tuple[bytes, bytes]:
+    """A GroupMetadata v3 record: ``members`` consumers sharing ``partitions`` partitions of one topic."""
+    per_member = max(partitions // members, 1)
+    member_list = [{
+        "member_id": f"consumer-{m}-3f1c2b9e-6d0a-4c55-9a43-{m:012d}", "group_instance_id": None,
+        "client_id": f"consumer-{m}", "client_host": f"/10.0.{m // 250}.{m % 250}",
+        "rebalance_timeout": 300000, "session_timeout": 45000,
         "subscription": {"topics": ["orders"], "user_data": None, "owned_partitions": [], "generation_id": -1,
                          "rack_id": None},
-        "assignment": {"partitions": [{"topic": "orders", "partitions": [m * 3, m * 3 + 1, m * 3 + 2]}],
+        "assignment": {"partitions": [{"topic": "orders",
+                                       "partitions": list(range(m * per_member, (m + 1) * per_member))}],
                        "user_data": None},
-    } for m in range(2)]
-    return encode_record("group_metadata", {"group": f"group-{i % 1000}"}, {
-        "protocol_type": "consumer", "generation": i % 100, "protocol": "range", "leader": members[0]["member_id"],
-        "current_state_timestamp": 1_700_000_000_000 + i, "members": members}, 3)
+    } for m in range(members)]
+    return encode_record("group_metadata", {"group": "big-group"}, {
+        "protocol_type": "consumer", "generation": 7, "protocol": "range", "leader": member_list[0]["member_id"],
+        "current_state_timestamp": 1_700_000_000_000, "members": member_list}, 3)
 
 
-def generate(spark, path: Path, rows: int) -> None:  # type: ignore[no-untyped-def]
-    """Raw records generated in the JVM (Python generation of 10M rows would dominate the run)."""
+def generate(spark, path: Path, rows: int, mix: str) -> None:  # type: ignore[no-untyped-def]
+    """Raw records generated in the JVM (Python generation of millions of rows would dominate the run)."""
     from pyspark.sql import functions as F
 
-    key_v, value_v = group_metadata_record(0)
+    share = MIXES[mix]
+    key_v, value_v = group_metadata_record(2, 6) if mix == "mixed" else group_metadata_record(
+        BIG_GROUP_MEMBERS, BIG_GROUP_PARTITIONS)
     frame = spark.range(rows).select(
         F.col("id"),
         F.lit("__consumer_offsets").alias("topic"),
@@ -75,7 +100,7 @@ def generate(spark, path: Path, rows: int) -> None:  # type: ignore[no-untyped-d
         F.unhex(F.lpad(F.hex(F.lit(1_700_000_000_000) + F.col("id")), 16, "0")),
         F.when(with_id, F.unhex(F.lit("010010" + "00112233445566778899aabbccddeeff"))).otherwise(F.unhex(F.lit("00"))),
     )
-    is_group = F.col("id") % GROUP_SHARE == 0
+    is_group = (F.col("id") % share == 0) if share else F.lit(False)
     frame = frame.select(
         F.when(is_group, F.lit(key_v)).otherwise(commit_key).alias("key"),
         F.when(is_group, F.lit(value_v)).otherwise(commit_value).alias("value"),
@@ -84,12 +109,13 @@ def generate(spark, path: Path, rows: int) -> None:  # type: ignore[no-untyped-d
     frame.write.mode("overwrite").parquet(str(path))
 
 
-def timed(label: str, rows: int, func) -> float:  # type: ignore[no-untyped-def]
+def timed(label: str, rows: int, func: Callable[[], Any]) -> float:
+    """Run ``func`` once; print and return records/s."""
     started = time.perf_counter()
     func()
     seconds = time.perf_counter() - started
-    print(f"  {label:<34} {rows:>11,} records  {seconds:8.2f} s  {rows / seconds:>12,.0f} records/s", flush=True)
-    return seconds
+    print(f"  {label:<40} {rows:>11,} records  {seconds:8.2f} s  {rows / seconds:>12,.0f} records/s", flush=True)
+    return rows / seconds
 
 
 def scan(raw) -> None:  # type: ignore[no-untyped-def]
@@ -98,15 +124,38 @@ def scan(raw) -> None:  # type: ignore[no-untyped-def]
     raw.select(F.sum(F.length("key") + F.length("value"))).collect()
 
 
-def spark_decode(decoded) -> dict[str, int]:  # type: ignore[no-untyped-def]
-    """Force every output column kind: offsets of commits, members of group records."""
+def spark_decode(raw) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """What ingest's write_batch does with a batch, minus the writes: cache the raw records, count
+    them by record type (which families to decode), decode each family present and force every
+    one in a single job (rows, offsets of commits, members of groups)."""
+    from pipelines.decode import decode_raw_records, record_type_counts
+
+    cached = raw.persist()
+    try:
+        present = {row["record_type"] for row in record_type_counts(cached).collect()}
+        return _force(decode_raw_records(cached, present))
+    finally:
+        cached.unpersist()
+
+
+def _force(families) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    from functools import reduce
+
     from pyspark.sql import functions as F
 
-    summary = decoded.groupBy("kind").agg(
-        F.count("*").alias("n"), F.sum("offset_commit.offset").alias("offsets"),
-        F.sum(F.size("group_metadata.value.members")).alias("members"),
-    ).collect()
-    return {row["kind"]: row["n"] for row in summary}
+    failed = F.count_if(F.col("quarantine_reason").isNotNull()).alias("failed")
+    parts = [
+        families.offset_commits.agg(F.lit("offset_commits").alias("family"), F.count("*").alias("n"),
+                                    F.sum("offset").alias("checksum"), failed),
+        families.group_metadata.agg(F.lit("group_metadata").alias("family"), F.count("*").alias("n"),
+                                    F.sum(F.size("group_metadata.value.members")).alias("checksum"), failed),
+        families.newer_group_records.agg(F.lit("newer_group_records").alias("family"), F.count("*").alias("n"),
+                                         F.lit(0).cast("long").alias("checksum"), failed),
+        families.unroutable.agg(F.lit("unroutable").alias("family"), F.count("*").alias("n"),
+                                F.lit(0).cast("long").alias("checksum"), failed),
+    ]
+    summary = reduce(lambda a, b: a.unionByName(b), parts).collect()
+    return {row["family"]: row["n"] for row in summary} | {"quarantined": sum(row["failed"] for row in summary)}
 
 
 def pure_decode(records: list[tuple[bytes, bytes]]) -> None:
@@ -114,47 +163,101 @@ def pure_decode(records: list[tuple[bytes, bytes]]) -> None:
         decode_record(key, value)
 
 
+def kafka_formatters(records: list[tuple[bytes, bytes | None]], work: Path) -> dict[str, Any]:
+    """Kafka's formatters over ``records`` in their own JVM; returns its JSON line (records, seconds, peak_kb)."""
+    from jvm.artifacts import kafka_classpath
+
+    path = work / "records.bin"
+    with path.open("wb") as out:
+        for key, value in records:
+            out.write(struct.pack(">i", len(key)) + key)
+            out.write(struct.pack(">i", -1) if value is None else struct.pack(">i", len(value)) + value)
+    source = Path(__file__).resolve().parent / "KafkaFormatters.java"
+    result = subprocess.run(
+        ["java", "-Xmx3g", "-XX:+UseParallelGC", "-XX:ActiveProcessorCount=1", "-cp", kafka_classpath(),
+         str(source), str(path)],
+        capture_output=True, text=True, check=False)
+    path.unlink()
+    if result.returncode != 0:
+        raise SystemExit(f"KafkaFormatters.java failed: {result.stderr.strip()[-2000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
 def jvm_peak_mb(spark) -> float:  # type: ignore[no-untyped-def]
     pid = spark._jvm.java.lang.ProcessHandle.current().pid()
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    return _vm_hwm_mb(pid)
+
+
+def _vm_hwm_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def python_workers_peak_mb(spark) -> float:  # type: ignore[no-untyped-def]
+    """The largest peak RSS among the Spark JVM's Python worker processes (pyspark.daemon and its forks)."""
+    import psutil
+
+    jvm = psutil.Process(spark._jvm.java.lang.ProcessHandle.current().pid())
+    return max((_vm_hwm_mb(child.pid) for child in jvm.children(recursive=True)), default=0.0)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
-    parser.add_argument("--python-limit", type=int, default=1_000_000,
+    parser.add_argument("--rows", type=int, default=2_000_000, help="records per mix (default 2,000,000)")
+    parser.add_argument("--mixes", nargs="+", choices=list(MIXES), default=list(MIXES))
+    parser.add_argument("--python-limit", type=int, default=200_000,
                         help="decode at most this many records in pure Python (it is single-threaded)")
+    parser.add_argument("--jvm-limit", type=int, default=1_000_000,
+                        help="give Kafka's formatters at most this many records")
     args = parser.parse_args()
 
-    from pipelines.decode import decode_raw_records
     from pipelines.spark_session import build_spark_session
 
     work = Path(tempfile.mkdtemp(prefix="offsetlake-bench-"))
     spark = build_spark_session(Settings(warehouse=str(work / "warehouse"),
                                          spark=SparkSettings(shuffle_partitions=4, driver_memory="4g",
                                                              log_level="ERROR")))
-    print(f"decode benchmark: Spark {spark.version}, master {spark.sparkContext.master}, "
-          f"{GROUP_SHARE - 1} of {GROUP_SHARE} records are v4 offset commits, the rest GroupMetadata v3")
-    for rows in args.sizes:
-        path = work / f"raw-{rows}"
-        generate(spark, path, rows)
+    print(f"decode benchmark: Spark {spark.version}, master {spark.sparkContext.master}, {args.rows:,} records "
+          f"per mix, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    ratios: dict[str, float] = {}
+    formatter_ratio = float("nan")
+    for mix in args.mixes:
+        path = work / f"raw-{mix}"
+        generate(spark, path, args.rows, mix)
         raw = spark.read.parquet(str(path))
-        print(f"\n{rows:,} records")
-        timed("baseline: plain Spark scan", rows, lambda frame=raw: scan(frame))
+        print(f"\n{mix}: {args.rows:,} records ({'no' if not MIXES[mix] else f'1 in {MIXES[mix]}'} GroupMetadata)")
+        scan_rate = timed("plain Spark scan", args.rows, lambda frame=raw: scan(frame))
         counts: dict[str, int] = {}
-        timed("spark decode (vectorized + per-record)", rows,
-              lambda frame=raw, out=counts: out.update(spark_decode(decode_raw_records(frame))))
-        assert counts.get("quarantine", 0) == 0 and sum(counts.values()) == rows, counts
-        n_python = min(rows, args.python_limit)
-        records = [(row["key"], row["value"]) for row in raw.limit(n_python).toLocalIterator()]
-        timed("pure python decode_record", n_python, lambda batch=records: pure_decode(batch))
+        decode_rate = timed("spark decode (routed families)", args.rows,
+                            lambda frame=raw, out=counts: out.update(spark_decode(frame)))
+        quarantined = counts.pop("quarantined")
+        assert sum(counts.values()) == args.rows and not counts.get("unroutable") and not quarantined, counts
+        ratios[mix] = decode_rate / scan_rate
+        limit = min(args.rows, max(args.python_limit, args.jvm_limit))
+        records = [(bytes(row["key"]), None if row["value"] is None else bytes(row["value"]))
+                   for row in raw.select("key", "value").limit(limit).toLocalIterator()]
+        n_python = min(len(records), args.python_limit)
+        timed("pure python decode_record", n_python, lambda batch=records[:n_python]: pure_decode(batch))
+        kafka = kafka_formatters(records[:args.jvm_limit], work)
+        kafka_rate = kafka["records"] / kafka["seconds"]
+        print(f"  {'kafka formatters (JVM, 1 core, warm)':<40} {kafka['records']:>11,} records  "
+              f"{kafka['seconds']:8.2f} s  {kafka_rate:>12,.0f} records/s  (printed {kafka['bytes']:,} bytes)")
         del records
-    print(f"\npeak memory: python process {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB "
-          f"(includes the records held for the pure-python run), Spark JVM {jvm_peak_mb(spark):,.0f} MB")
+        if mix == "mixed":
+            formatter_ratio = decode_rate / kafka_rate
+        print(f"  peak memory so far: Spark JVM {jvm_peak_mb(spark):,.0f} MB, Python workers "
+              f"{python_workers_peak_mb(spark):,.0f} MB, this process "
+              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB, formatter JVM "
+              f"{kafka['peak_kb'] / 1024:,.0f} MB; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+              flush=True)
     spark.stop()
+    parts = ", ".join(f"{mix} {ratio:.2f}" for mix, ratio in ratios.items())
+    print(f"\ndecode/scan: {parts}; decode/kafka-formatter: {formatter_ratio:.1f}")
 
 
 if __name__ == "__main__":

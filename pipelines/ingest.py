@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conf.settings import Settings
+from pipelines.decode import record_type_column
 from pipelines.delta_tables import ensure_table, idempotent_append
 from pipelines.offsets_topic_source import OFFSETS_TOPIC, read_offsets_topic_stream
 from schemas import (
@@ -40,7 +41,7 @@ from schemas import (
 from schemas.catalog import BRONZE, SILVER
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
 
@@ -64,6 +65,11 @@ class BatchReport:
     end_offsets: dict[int, int] = field(default_factory=dict)
 
 
+# The silver table a decoded family's rows go to (failed rows of any family go to quarantine).
+_FAMILY_TABLE = {"offset_commits": "offset_commits", "group_metadata": "group_metadata",
+                 "newer_group_records": "consumer_group_records", "unroutable": "quarantine"}
+
+
 def checkpoint_path(settings: Settings, topic: str) -> Path:
     return settings.warehouse_path / "_checkpoints" / settings.cluster_name / topic.replace("/", "_") / "ingest"
 
@@ -75,14 +81,6 @@ def app_id(settings: Settings, topic: str) -> str:
 def ensure_tables(spark: SparkSession, settings: Settings) -> None:
     for spec in (BRONZE, *SILVER):
         ensure_table(spark, settings, spec)
-
-
-def record_type_column(key: Column) -> Column:
-    """The key's leading big-endian int16, null when the key is shorter than two bytes."""
-    from pyspark.sql import functions as F
-
-    unsigned = F.conv(F.hex(F.substring(key, 1, 2)), 16, 10).cast("int")
-    return F.when(F.length(key) >= 2, F.when(unsigned >= 32768, unsigned - 65536).otherwise(unsigned)).cast("short")
 
 
 def planned_ranges(checkpoint: Path, topic: str, batch_id: int) -> dict[int, tuple[int, int]]:
@@ -126,7 +124,7 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
     from pyspark.sql import functions as F
 
     from pipelines import silver
-    from pipelines.decode import decode_raw_records
+    from pipelines.decode import decode_raw_records, family_counts, record_type_counts
 
     started = time.monotonic()
     txn = app_id(settings, topic)
@@ -142,23 +140,21 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
         )
         idempotent_append(bronze, settings, offsets_topic_records.TABLE, txn, batch_id)
 
-        decoded = decode_raw_records(raw).withColumns({
-            "cluster_name": F.lit(settings.cluster_name), "ingested_at": now,
-        }).persist()
+        # Records per source partition and the record types present, from the cached raw batch:
+        # only the families the batch holds are decoded (each is its own pass over the batch).
+        per_partition: dict[int, int] = {}
+        present: set[int | None] = set()
+        for row in record_type_counts(raw).collect():
+            per_partition[row["partition"]] = per_partition.get(row["partition"], 0) + row["count"]
+            present.add(row["record_type"])
+        decoded = decode_raw_records(raw, present).map(
+            lambda frame: frame.withColumns({"cluster_name": F.lit(settings.cluster_name), "ingested_at": now})
+        ).persisted()
         try:
-            # One Spark job for every count the batch needs: per kind/type and per source partition.
-            counts: dict[tuple[str, str | None], int] = {}
-            per_partition: dict[int, int] = {}
-            for row in decoded.groupBy("kind", "type", "source_partition").count().collect():
-                counts[(row["kind"], row["type"])] = counts.get((row["kind"], row["type"]), 0) + row["count"]
-                per_partition[row["source_partition"]] = per_partition.get(row["source_partition"], 0) + row["count"]
-            rows = {
-                "offset_commits": sum(n for (kind, _), n in counts.items() if kind == "offset_commit"),
-                "group_metadata": counts.get(("group_record", "group_metadata"), 0),
-                "consumer_group_records": sum(n for (kind, name), n in counts.items()
-                                              if kind == "group_record" and name != "group_metadata"),
-                "quarantine": sum(n for (kind, _), n in counts.items() if kind == "quarantine"),
-            }
+            # One Spark job for the rows each table gets (decoded, or quarantined whatever the family).
+            rows = {"offset_commits": 0, "group_metadata": 0, "consumer_group_records": 0, "quarantine": 0}
+            for row in family_counts(decoded).collect():
+                rows["quarantine" if not row["decoded"] else _FAMILY_TABLE[row["family"]]] += row["count"]
             rows["group_records"] = rows["group_metadata"] + rows["consumer_group_records"]
             writes = (
                 (rows["offset_commits"], silver.offset_commit_rows, offset_commits.TABLE),

@@ -1,7 +1,8 @@
 """Silver rows from decoded records: one function per silver table, each a projection of the decode.
 
-Input is ``pipelines.decode.decode_raw_records`` output plus ``cluster_name`` and
-``ingested_at`` columns; each function returns exactly its table's columns
+Input is ``pipelines.decode.decode_raw_records`` output (one frame per record family)
+with ``cluster_name`` and ``ingested_at`` columns added to each; each function reads
+the family its table comes from and returns exactly the table's columns
 (``schemas/<table>.py``).
 """
 
@@ -9,10 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pipelines import decode
 from schemas import consumer_group_records, group_members, group_metadata, offset_commits, quarantine
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
+
+    from pipelines.decode import DecodedFamilies
 
 
 def _position() -> list[Column]:
@@ -30,28 +34,23 @@ def _ms(column: str) -> Column:
     return F.timestamp_millis(F.col(column))
 
 
-def offset_commit_rows(decoded: DataFrame) -> DataFrame:
+def offset_commit_rows(families: DecodedFamilies) -> DataFrame:
     from pyspark.sql import functions as F
 
-    c = "offset_commit"
-    return decoded.filter("kind = 'offset_commit'").select(
+    return decode.offset_commits(families).select(
         *_position(),
-        F.col(f"{c}.group").alias("group"), F.col(f"{c}.topic").alias("topic"),
-        F.col(f"{c}.partition").alias("partition"), F.col(f"{c}.offset").alias("offset"),
-        F.col(f"{c}.leader_epoch").alias("leader_epoch"), F.col(f"{c}.metadata").alias("metadata"),
-        _ms(f"{c}.commit_timestamp").alias("commit_timestamp"),
-        _ms(f"{c}.expire_timestamp").alias("expire_timestamp"),
-        F.col(f"{c}.topic_id").alias("topic_id"),
-        F.col("is_tombstone"), F.col("record_type"), F.col("value_version"),
+        "group", "topic", "partition", "offset", "leader_epoch", "metadata",
+        _ms("commit_timestamp").alias("commit_timestamp"), _ms("expire_timestamp").alias("expire_timestamp"),
+        "topic_id", "is_tombstone", "record_type", "value_version",
         F.to_date(F.col("record_timestamp")).alias("commit_date"),
     ).select(*offset_commits.TABLE.schema.fieldNames())
 
 
-def group_metadata_rows(decoded: DataFrame) -> DataFrame:
+def group_metadata_rows(families: DecodedFamilies) -> DataFrame:
     from pyspark.sql import functions as F
 
     v = "group_metadata.value"
-    return decoded.filter("kind = 'group_record' AND type = 'group_metadata'").select(
+    return decode.group_metadata_records(families).select(
         *_position(),
         F.col("group_metadata.key.group").alias("group"),
         F.col(f"{v}.protocol_type").alias("protocol_type"), F.col(f"{v}.generation").alias("generation"),
@@ -63,11 +62,11 @@ def group_metadata_rows(decoded: DataFrame) -> DataFrame:
         .select(*group_metadata.TABLE.schema.fieldNames())
 
 
-def group_member_rows(decoded: DataFrame) -> DataFrame:
+def group_member_rows(families: DecodedFamilies) -> DataFrame:
     from pyspark.sql import functions as F
 
     v = "group_metadata.value"
-    members = decoded.filter("kind = 'group_record' AND type = 'group_metadata' AND NOT is_tombstone").select(
+    members = decode.group_metadata_records(families).filter("NOT is_tombstone").select(
         *_position(), F.col("group_metadata.key.group").alias("group"),
         F.col(f"{v}.generation").alias("generation"), F.col(f"{v}.protocol_type").alias("protocol_type"),
         F.col(f"{v}.protocol").alias("protocol"), F.col(f"{v}.leader").alias("leader"),
@@ -96,11 +95,11 @@ def group_member_rows(decoded: DataFrame) -> DataFrame:
     ).select(*group_members.TABLE.schema.fieldNames())
 
 
-def consumer_group_record_rows(decoded: DataFrame) -> DataFrame:
+def consumer_group_record_rows(families: DecodedFamilies) -> DataFrame:
     from pyspark.sql import functions as F
 
     types = consumer_group_records.RECORD_TYPES
-    frame = decoded.filter(F.col("kind") == "group_record").filter(F.col("type").isin(*types))
+    frame = decode.newer_group_records(families)
 
     def from_type(path: str, only: tuple[str, ...] | None = None) -> Column:
         """``<type>.<path>`` of whichever record type the row is (null where the type lacks it)."""
@@ -135,10 +134,10 @@ def _has_path(struct: object, path: str) -> bool:
     return True
 
 
-def quarantine_rows(decoded: DataFrame) -> DataFrame:
+def quarantine_rows(families: DecodedFamilies) -> DataFrame:
     from pyspark.sql import functions as F
 
-    return decoded.filter("kind = 'quarantine'").select(
+    return decode.quarantine(families).select(
         *_position(), F.col("record_type"), F.col("value_version"), F.col("quarantine_reason").alias("reason"),
         F.col("raw_key"), F.col("raw_value"), F.col("ingested_at"),
     ).select(*quarantine.TABLE.schema.fieldNames())

@@ -90,22 +90,47 @@ SOURCE_POSITION_FIELDS = [
     T.StructField("record_timestamp", T.TimestampType(), True, {"comment": "the record's Kafka timestamp"}),
 ]
 
-DECODED_RECORDS_SCHEMA = T.StructType(
-    SOURCE_POSITION_FIELDS
-    + [
-        T.StructField("kind", T.StringType(), False,
-                      {"comment": "offset_commit, group_record, or quarantine (undecodable or unknown type)"}),
-        T.StructField("record_type", T.ShortType(), True, {"comment": "the key's int16 record type, if readable"}),
-        T.StructField("type", T.StringType(), True, {"comment": "snake_case record type name"}),
-        T.StructField("value_version", T.ShortType(), True, {"comment": "value version; null for a tombstone"}),
-        T.StructField("is_tombstone", T.BooleanType(), True, {"comment": "the value is null (a delete)"}),
-        T.StructField("offset_commit", OFFSET_COMMIT_FIELDS, True),
-    ]
-    + [T.StructField(name, record_struct(name), True) for name in GROUP_RECORD_TYPES]
-    + [
-        T.StructField("quarantine_reason", T.StringType(), True, {"comment": "why the record could not be decoded"}),
-        T.StructField("raw_key", T.BinaryType(), True, {"comment": "raw key bytes (quarantined rows only)"}),
-        T.StructField("raw_value", T.BinaryType(), True, {"comment": "raw value bytes (quarantined rows only)"}),
-    ]
+RECORD_FIELDS = [
+    T.StructField("record_type", T.ShortType(), True, {"comment": "the key's int16 record type, if readable"}),
+    T.StructField("type", T.StringType(), True, {"comment": "snake_case record type name"}),
+    T.StructField("value_version", T.ShortType(), True, {"comment": "value version; null for a tombstone"}),
+    T.StructField("is_tombstone", T.BooleanType(), True, {"comment": "the value is null (a delete)"}),
+]
+
+QUARANTINE_FIELDS = [
+    T.StructField("quarantine_reason", T.StringType(), True,
+                  {"comment": "why the record could not be decoded; null for a decoded row"}),
+    T.StructField("raw_key", T.BinaryType(), True, {"comment": "raw key bytes (quarantined rows only)"}),
+    T.StructField("raw_value", T.BinaryType(), True, {"comment": "raw value bytes (quarantined rows only)"}),
+]
+
+# Records are routed by the key's record type (computed in SQL) before any decoding, and
+# each family is decoded into its own narrow schema (issue 13): an offset commit carries
+# 20 flat columns instead of a union of every record type's nested struct (206 leaves,
+# almost all null). Every family keeps the three quarantine columns, so a record of that
+# family that fails to decode stays in the same pass and is split off afterwards.
+OFFSET_COMMIT_RECORD_TYPES = (0, 1)
+GROUP_METADATA_RECORD_TYPE = 2
+NEWER_GROUP_RECORD_TYPES: tuple[str, ...] = tuple(name for name in GROUP_RECORD_TYPES if name != "group_metadata")
+NEWER_GROUP_RECORD_TYPE_IDS: tuple[int, ...] = tuple(spec.type_id for spec in RECORD_SPECS
+                                                     if spec.name in NEWER_GROUP_RECORD_TYPES)
+
+OFFSET_COMMIT_FAMILY = T.StructType(SOURCE_POSITION_FIELDS + RECORD_FIELDS + list(OFFSET_COMMIT_FIELDS)
+                                    + QUARANTINE_FIELDS)
+"""Offset commits (record types 0 and 1), flat: the key and value fields are top-level columns."""
+
+GROUP_METADATA_FAMILY = T.StructType(SOURCE_POSITION_FIELDS + RECORD_FIELDS
+                                     + [T.StructField("group_metadata", record_struct("group_metadata"), True)]
+                                     + QUARANTINE_FIELDS)
+"""Classic GroupMetadata records (type 2) with their members and decoded consumer-protocol bytes."""
+
+NEWER_GROUP_RECORDS_FAMILY = T.StructType(
+    SOURCE_POSITION_FIELDS + RECORD_FIELDS
+    + [T.StructField(name, record_struct(name), True) for name in NEWER_GROUP_RECORD_TYPES]
+    + QUARANTINE_FIELDS
 )
-"""One row per source record: the decode result of every kind, typed."""
+"""KIP-848 consumer-group, KIP-932 share-group and KIP-1071 streams-group records: one struct column per type,
+the shape of silver.consumer_group_records."""
+
+UNROUTABLE_FAMILY = T.StructType(SOURCE_POSITION_FIELDS + RECORD_FIELDS + QUARANTINE_FIELDS)
+"""Records with a null or short key or an unknown record type: all of them end in quarantine."""

@@ -1,10 +1,11 @@
 """pipelines/decode.py: Spark's decode of raw records equals the pure decoders', row for row.
 
 The pure decoders (decoders.decode_record) are the oracle here; they are checked
-byte by byte against Kafka's own tools in tests/decoders. The Spark side has two
-paths (SQL expressions for offset commits, Arrow-batched Python for the rest) and
-both must agree with it, and bad input must land in quarantine with the decoder's
-own reason instead of failing the job.
+byte by byte against Kafka's own tools in tests/decoders. The Spark side routes
+records by key type into families (vectorized offset commits, GroupMetadata, the
+newer group protocols, unroutable records), each decoded into its own schema, and
+every family must agree with the oracle; bad input must land in quarantine with the
+decoder's own reason instead of failing the job.
 """
 
 from __future__ import annotations
@@ -20,8 +21,21 @@ from hypothesis import strategies as st
 
 from decoders import DecodedRecord, DecodeError, Uuid, decode_record, encode_record
 from decoders.records import jsonable
-from pipelines.decode import decode_raw_records, group_records, offset_commits, quarantine
-from schemas.decoded_records import DECODED_RECORDS_SCHEMA, OFFSET_COMMIT_FIELDS
+from pipelines.decode import (
+    decode_raw_records,
+    group_metadata_records,
+    newer_group_records,
+    offset_commits,
+    quarantine,
+)
+from schemas.decoded_records import (
+    GROUP_METADATA_FAMILY,
+    NEWER_GROUP_RECORDS_FAMILY,
+    OFFSET_COMMIT_FAMILY,
+    OFFSET_COMMIT_FIELDS,
+    UNROUTABLE_FAMILY,
+    record_struct,
+)
 from tests.decoders.strategies import record_cases, struct_strategy
 
 pytestmark = pytest.mark.spark
@@ -66,7 +80,7 @@ def expected_offset_commit(key: bytes, value: bytes | None) -> dict[str, Any]:
         flat[name] = str(item) if isinstance(item, Uuid) else item
     if record.value is not None and record.value_version == 4 and flat.get("topic_id") == str(Uuid(bytes(16))):
         flat["topic_id"] = None  # the zero uuid is the tag's default: not on the wire
-    return {"record_type": record.key_version, "value_version": record.value_version,
+    return {"record_type": record.key_version, "type": record.type, "value_version": record.value_version,
             "is_tombstone": record.is_tombstone, **flat}
 
 
@@ -107,7 +121,19 @@ def test_undecodable_records_land_in_quarantine_with_the_decoders_reason_and_the
         assert rows[i]["quarantine_reason"] == str(caught.value), label
         assert rows[i]["raw_key"] == key and rows[i]["raw_value"] == value, label
         assert rows[i]["record_type"] == caught.value.record_type, label
-    assert decoded.filter("kind != 'quarantine'").count() == 0
+    assert decoded_row_count(decoded) == 0
+
+
+def decoded_row_count(decoded) -> int:  # type: ignore[no-untyped-def]
+    return sum(frame(decoded).count() for frame in (offset_commits, group_metadata_records, newer_group_records))
+
+
+def group_records(decoded):  # type: ignore[no-untyped-def]
+    """Rows of both group-record families by source offset, as dicts (their schemas differ)."""
+    rows = {}
+    for frame in (group_metadata_records(decoded), newer_group_records(decoded)):
+        rows.update({row["source_offset"]: row.asDict() for row in frame.collect()})
+    return rows
 
 
 def test_unknown_types_null_keys_and_short_keys_are_quarantined_not_dropped(spark) -> None:
@@ -160,7 +186,7 @@ def group_record_batch(draw: st.DrawFn) -> list[tuple[bytes, bytes | None]]:
 @given(batch=group_record_batch())
 def test_every_group_record_type_and_version_decodes_in_spark_as_the_pure_decoder_does(spark, batch) -> None:
     decoded = decode_raw_records(raw_frame(spark, batch))
-    rows = {row["source_offset"]: row for row in group_records(decoded).collect()}
+    rows = group_records(decoded)
     assert quarantine(decoded).count() == 0
     assert sorted(rows) == list(range(len(batch)))
     for i, (key, value) in enumerate(batch):
@@ -169,7 +195,7 @@ def test_every_group_record_type_and_version_decodes_in_spark_as_the_pure_decode
         row = rows[i]
         assert (row["type"], row["record_type"], row["value_version"], row["is_tombstone"]) == (
             record.type, record.key_version, record.value_version, record.is_tombstone)
-        column_type = DECODED_RECORDS_SCHEMA[record.type].dataType
+        column_type = record_struct(record.type)
         # Both sides in the decoders' JSON form (what `offsetlake decode` prints): uuids as Kafka's
         # base64url text, bytes as hex; the Spark row's binary columns arrive as bytearray.
         expected = _fill(column_type, {"key": jsonable(record.key), "value": jsonable(record.value)})
@@ -187,7 +213,7 @@ def test_group_metadata_members_keep_the_decoded_subscription_and_assignment(spa
     key, value = encode_record("group_metadata", {"group": "billing"}, {
         "protocol_type": "consumer", "generation": 5, "protocol": "range", "leader": "c-1-abc",
         "current_state_timestamp": 1_700_000_000_000, "members": [member]}, 3)
-    row = group_records(decode_raw_records(raw_frame(spark, [(key, value)]))).first()
+    row = group_metadata_records(decode_raw_records(raw_frame(spark, [(key, value)]))).first()
     group = row["group_metadata"]
     assert group["key"]["group"] == "billing"
     (decoded_member,) = group["value"]["members"]
@@ -196,3 +222,63 @@ def test_group_metadata_members_keep_the_decoded_subscription_and_assignment(spa
     assert decoded_member["subscription"]["rack_id"] == "rack-a"
     assert [(p["topic"], p["partitions"]) for p in decoded_member["assignment"]["partitions"]] == [
         ("orders", [0, 1, 2])]
+
+
+def _leaf_count(data_type: Any) -> int:
+    from pyspark.sql import types as T
+
+    if isinstance(data_type, T.StructType):
+        return sum(_leaf_count(f.dataType) for f in data_type.fields)
+    if isinstance(data_type, T.ArrayType):
+        return _leaf_count(data_type.elementType)
+    return 1
+
+
+def test_offset_commits_are_decoded_into_flat_columns_without_any_other_records_fields() -> None:
+    from pyspark.sql import types as T
+
+    nested = [f.name for f in OFFSET_COMMIT_FAMILY.fields if isinstance(f.dataType, (T.StructType, T.ArrayType))]
+    assert nested == []
+    assert _leaf_count(OFFSET_COMMIT_FAMILY) == 20
+    assert "group_metadata" not in NEWER_GROUP_RECORDS_FAMILY.fieldNames()
+    assert "consumer_group_member_metadata" not in GROUP_METADATA_FAMILY.fieldNames()
+    assert "group" not in UNROUTABLE_FAMILY.fieldNames()
+
+
+def test_a_mixed_batch_is_routed_by_key_type_and_every_record_lands_in_exactly_one_family(spark) -> None:
+    group_key, group_value = encode_record("group_metadata", {"group": "billing"}, None, None)
+    member_key, member_value = encode_record(
+        "consumer_group_member_metadata", {"group_id": "billing", "member_id": "m-1"}, None, None)
+    unknown = (struct.pack(">h", 99) + b"\x00\x01g", b"\x00\x00")
+    records = [OFFSET_COMMITS[0], (group_key, group_value), (member_key, member_value), unknown, OFFSET_COMMITS[7]]
+    decoded = decode_raw_records(raw_frame(spark, records))
+    assert sorted(r["source_offset"] for r in offset_commits(decoded).collect()) == [0, 4]
+    assert [r["source_offset"] for r in group_metadata_records(decoded).collect()] == [1]
+    assert [(r["source_offset"], r["type"]) for r in newer_group_records(decoded).collect()] == [
+        (2, "consumer_group_member_metadata")]
+    assert [(r["source_offset"], r["quarantine_reason"]) for r in quarantine(decoded).collect()] == [
+        (3, "unknown record type 99")]
+
+
+def test_an_offset_commit_the_vectorized_path_rejects_is_still_decoded_by_the_pure_decoder_in_its_family(
+        spark) -> None:
+    key, value = commit("g", "orders", 9, {"offset": 5, "leader_epoch": 1, "metadata": "", "commit_timestamp": 9}, 4)
+    assert value is not None
+    unknown_tag = value[:-1] + bytes([1, 7, 2, 0xAA, 0xBB])  # one tagged field Kafka 4.1 does not define
+    records = [OFFSET_COMMITS[4], (key, unknown_tag)]
+    decoded = decode_raw_records(raw_frame(spark, records))
+    rows = {r["source_offset"]: r for r in offset_commits(decoded).collect()}
+    assert sorted(rows) == [0, 1]
+    assert {k: rows[1][k] for k in ("group", "partition", "offset", "leader_epoch", "commit_timestamp", "topic_id")} \
+        == {"group": "g", "partition": 9, "offset": 5, "leader_epoch": 1, "commit_timestamp": 9, "topic_id": None}
+    assert quarantine(decoded).count() == 0
+
+
+def test_a_family_whose_record_types_are_absent_reads_nothing(spark, tmp_path) -> None:
+    path = str(tmp_path / "raw")
+    raw_frame(spark, OFFSET_COMMITS[:3]).write.parquet(path)
+    raw = spark.read.parquet(path)
+    decoded = decode_raw_records(raw, present={1})
+    assert decoded.offset_commits.inputFiles()
+    assert decoded.group_metadata.inputFiles() == [] and decoded.unroutable.inputFiles() == []
+    assert offset_commits(decoded).count() == 3 and quarantine(decoded).count() == 0
