@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cli.errors import reported_as_command_errors
 from cli.settings_arg import settings_from
@@ -25,7 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "interpolation over the high-watermark history, and the committed message's timestamp) and "
             "its status by Burrow's rules (OK, WARN, STALL, STOP, REWIND; group: OK, WARN, ERR) over the "
             "last lag.intervals commits. Only snapshots not yet in the table are computed. Then print, per "
-            "group, its partitions at its newest snapshot."
+            "group, its partitions at its newest snapshot. A deleted group (DeleteGroups) has no lag after "
+            "its deletion and is not printed once a snapshot was taken after it."
         ),
         epilog="Run 'offsetlake ingest --once' first so that the snapshots meet the commits made before them.",
     )
@@ -67,6 +68,12 @@ def run(args: argparse.Namespace) -> int:
         print("no lag rows yet: take snapshots with 'offsetlake snapshot-end-offsets' and ingest commits "
               "with 'offsetlake ingest --once'", file=sys.stderr)
         return 0
+    print_status(rows)
+    return 0
+
+
+def print_status(rows: list[dict[str, Any]]) -> None:
+    """Print ``latest_status`` rows: per group a header line, then one line per partition."""
     header = (f"  {'topic':<24} {'part':>4} {'committed':>10} {'end':>10} {'lag':>8} "
               f"{'lag(interp)':>11} {'lag(msg ts)':>11}  status")
     group = None
@@ -85,4 +92,3 @@ def run(args: argparse.Namespace) -> int:
               f"{_number(row['latest_offset']):>10} {_number(row['lag']):>8} "
               f"{_seconds(row['lag_seconds_interpolated']):>11} {_seconds(row['lag_seconds_message_timestamp']):>11}"
               f"  {row['partition_status'] or 'no commit'}{' (' + ', '.join(flags) + ')' if flags else ''}")
-    return 0

@@ -14,7 +14,8 @@ TABLE = TableSpec(
     description=(
         "At each snapshot of silver.partition_end_offsets, each group's committed offset (from "
         "silver.offset_commits), its lag in messages and in seconds (two labelled estimators), and its "
-        "Burrow status per partition and per group."
+        "Burrow status per partition and per group. A deleted group's rows end at its deletion: from the group's "
+        "tombstone on, a partition whose offset was tombstoned has no row until the group commits to it again."
     ),
     schema=T.StructType([
         column("cluster_name", T.StringType(), "cluster", False),

@@ -12,7 +12,9 @@ TABLE = TableSpec(
         "One row per member id seen in a classic group's GroupMetadata records (SCD2). Times are what records "
         "show: a member that joined and left within one rebalance never appears. KIP-848 members (group_type "
         "'consumer'): from their ConsumerGroupMemberMetadata record to its tombstone (left or fenced), one row "
-        "per stay (a fenced member rejoining with its member id gets another row)."
+        "per stay and subscription: a member record with other SubscribedTopicNames or SubscribedTopicRegex "
+        "closes the row and opens the next one at the same time (a fenced member rejoining with its member id "
+        "gets another row too)."
     ),
     schema=T.StructType([
         column("cluster_name", T.StringType(), "the cluster", False),
@@ -30,7 +32,8 @@ TABLE = TableSpec(
                "a static member swap. The JoinGroup itself was earlier and is not persisted", False),
         column("valid_to", T.TimestampType(),
                "the first later record without it (next generation's start, a swap, Empty or the tombstone): "
-               "an upper bound of when it left; null while a member"),
+               "an upper bound of when it left; KIP-848: also the record that changed its subscription, "
+               "where its next row starts; null while the row is current"),
         column("first_generation", T.IntegerType(),
                "first recorded generation listing it; KIP-848: the group epoch after its join", False),
         column("last_generation", T.IntegerType(),
@@ -40,8 +43,10 @@ TABLE = TableSpec(
                False),
         column("rack_id", T.StringType(), "client.rack (KIP-848 members); null otherwise"),
         column("subscribed_topics", T.ArrayType(T.StringType(), False),
-               "subscribed topic names as recorded (last record); KIP-848: SubscribedTopicNames"),
-        column("subscribed_topic_regex", T.StringType(), "KIP-848 regex subscription (SubscribedTopicRegex)"),
+               "subscribed topic names as recorded (last record); KIP-848: SubscribedTopicNames, the same "
+               "for the whole row (a change opens a new row)"),
+        column("subscribed_topic_regex", T.StringType(),
+               "KIP-848 regex subscription (SubscribedTopicRegex), the same for the whole row"),
         column("server_assignor", T.StringType(), "KIP-848 group.remote.assignor the member asked for, if any"),
         column("first_member_epoch", T.IntegerType(),
                "KIP-848: lowest member epoch in its current-assignment records during the stay; null for classic"),

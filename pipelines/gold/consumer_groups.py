@@ -202,6 +202,20 @@ class GroupHistory:
 
 # ------------------------------------------------------------------------------------ replay
 
+def _subscription(info: MemberInfo) -> tuple[tuple[str, ...], str | None]:
+    """What a member subscribed to: a change of it closes the member's gold.group_membership row.
+
+    KIP-848's ConsumerGroupMemberMetadataValue carries ``SubscribedTopicNames`` and
+    ``SubscribedTopicRegex``. The coordinator rewrites the record whenever a heartbeat changes the
+    member, and bumps the group epoch when one of these two fields changed
+    (``GroupMetadataManager.consumerGroupHeartbeat`` via ``hasMemberSubscriptionChanged``). The
+    names are a set on the broker (``ConsumerGroupMember.subscribedTopicNames``), written in no
+    particular order, so they compare sorted. A record that changes other fields (client host,
+    rack, rebalance timeout, server assignor) updates the row in place.
+    """
+    return tuple(sorted(info.subscribed_topics)), info.subscribed_topic_regex or None
+
+
 def _identity(member_id: str, info: MemberInfo) -> str:
     """A static member is its instance id across member ids; a dynamic one is its member id."""
     return f"i:{info.instance_id}" if info.instance_id else f"m:{member_id}"
@@ -324,6 +338,9 @@ class _Replay:
             self.stays.pop(member_id).valid_to = at
         for member_id, info in self.members.items():
             stay = self.stays.get(member_id)
+            if stay is not None and _subscription(stay.info) != _subscription(info):
+                stay.valid_to = at  # the member stays; its row for the old subscription ends here
+                stay = None
             if stay is None:
                 stay = Membership(member_id, at, epoch, info, last_generation=epoch)
                 self.stays[member_id] = stay

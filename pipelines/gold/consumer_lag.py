@@ -18,6 +18,19 @@ to by the snapshot time:
 * Burrow's partition status over the window of the group's last
   ``lag.intervals`` commits (``pipelines.burrow_status``), and the group status.
 
+A deleted group's lag ends at its deletion. DeleteGroups (and offset expiry,
+once an Empty group has no offset left) makes the coordinator write, in one
+append, a tombstone for each of the group's offsets and then the group's own
+tombstone (``GroupCoordinatorShard.deleteGroups``: ``deleteAllOffsets`` then
+``createGroupTombstoneRecords``; 2.x/3.x ``GroupMetadataManager
+.cleanupGroupMetadata``). From a group tombstone on, a partition whose offset is
+gone has no row until the group commits to it again (a group re-created under
+the same name resumes with its new commits). An offset tombstone without a group
+tombstone (OffsetDelete on a group that lives on) still gives a row with a null
+offset, and a group tombstone that leaves an offset in place (a group converted
+between the classic and the consumer protocol, KIP-848's upgrade path, writes
+the old type's tombstone and keeps its offsets) ends nothing.
+
 The per-partition work is plain Python (``partition_rows``), applied per
 (cluster, topic, partition) with ``cogroup().applyInPandas``: the snapshots and
 the commits of one partition meet in one function call.
@@ -41,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 from conf.settings import LagSettings, Settings
 from pipelines.burrow_status import CommitWindow, Status, commit_lag, evaluate_partition
 from pipelines.end_offsets import lag_in_messages, lag_seconds_from_message, lag_seconds_interpolated
-from schemas import consumer_lag, offset_commits, partition_end_offsets
+from schemas import consumer_group_records, consumer_lag, group_metadata, offset_commits, partition_end_offsets
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,6 +63,10 @@ if TYPE_CHECKING:
 TABLE = consumer_lag.TABLE
 END_OFFSETS = partition_end_offsets.TABLE
 COMMITS = offset_commits.TABLE
+GROUP_METADATA = group_metadata.TABLE
+GROUP_RECORDS = consumer_group_records.TABLE
+#: silver.consumer_group_records types whose tombstone deletes a group that commits offsets.
+GROUP_TOMBSTONE_TYPES = ("consumer_group_metadata", "streams_group_metadata")
 
 # What partition_rows returns: times as epoch ms, converted to timestamps in Spark.
 _ROW_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -75,9 +92,12 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class Commit:
+    """One offset record of a group on one partition, or (``group_removed``) the group's tombstone."""
+
     group: str
     offset: int | None  # None for a tombstone
     time_ms: int
+    group_removed: bool = False  # the group's own tombstone (GroupMetadata, ConsumerGroupMetadata, ...)
 
 
 @dataclass(frozen=True)
@@ -110,6 +130,10 @@ def partition_rows(cluster: str, topic: str, partition: int, snapshots: list[Sna
             while next_commit < len(group_commits) and group_commits[next_commit].time_ms <= snap.snapshot_id:
                 commit = group_commits[next_commit]
                 next_commit += 1
+                if commit.group_removed:
+                    if current is not None and current.offset is None:
+                        current = None  # deleted with the group: no row until it commits here again
+                    continue
                 current = commit
                 if commit.offset is None:
                     window.clear()  # the offset was deleted: Burrow's history of it ends too
@@ -172,12 +196,36 @@ def _apply(lag: LagSettings, after_snapshot_id: int | None):  # type: ignore[no-
             for r in snaps.itertuples(index=False)
         ]
         commits = commits.sort_values(["time_ms", "source_partition", "source_offset"])
-        ordered = [Commit(r.group, None if r.is_tombstone or pd.isna(r.offset) else int(r.offset), int(r.time_ms))
+        ordered = [Commit(r.group, None if r.is_tombstone or pd.isna(r.offset) else int(r.offset), int(r.time_ms),
+                          bool(r.group_removed))
                    for r in commits.itertuples(index=False)]
         return _rows_frame(list(partition_rows(cluster, topic, int(partition), snapshots, ordered, lag,
                                                after_snapshot_id)))
 
     return compute
+
+
+def group_tombstones(spark: SparkSession, settings: Settings) -> DataFrame:
+    """(cluster_name, group, time_ms, source_partition, source_offset) of every group tombstone of the cluster.
+
+    A classic group's is its GroupMetadata tombstone (silver.group_metadata); a KIP-848 consumer
+    group's its ConsumerGroupMetadata tombstone, a streams group's (KIP-1071) its
+    StreamsGroupMetadata tombstone (silver.consumer_group_records). Share groups keep no offsets
+    in __consumer_offsets. Its time is the record's: the coordinator wrote it in the same append
+    as the offset tombstones before it, which the position orders it after.
+    """
+    from pyspark.sql import functions as F
+
+    from pipelines.delta_tables import read_table
+
+    cluster = F.col("cluster_name") == settings.cluster_name
+    position = [F.unix_millis("record_timestamp").alias("time_ms"), "source_partition", "source_offset"]
+    classic = read_table(spark, settings, GROUP_METADATA).filter(cluster & F.col("is_tombstone")).select(
+        "cluster_name", "group", *position)
+    typed = read_table(spark, settings, GROUP_RECORDS).filter(
+        cluster & F.col("is_tombstone") & F.col("type").isin(*GROUP_TOMBSTONE_TYPES)).select(
+        "cluster_name", F.col("group_id").alias("group"), *position)
+    return classic.unionByName(typed)
 
 
 def consumer_lag_frame(spark: SparkSession, settings: Settings, after_snapshot_id: int | None = None) -> DataFrame:
@@ -194,12 +242,19 @@ def consumer_lag_frame(spark: SparkSession, settings: Settings, after_snapshot_i
         F.transform("committed_messages", lambda m: m["offset"]).alias("message_offsets"),
         F.transform("committed_messages", lambda m: F.unix_millis(m["message_timestamp"])).alias("message_ms"),
     )
-    commits = read_table(spark, settings, COMMITS).filter(cluster).select(
+    offsets = read_table(spark, settings, COMMITS).filter(cluster).select(
         "cluster_name", "topic", "partition", "group", "offset", "is_tombstone",
         # A tombstone has no commit_timestamp: its time is when it was written.
         F.unix_millis(F.coalesce("commit_timestamp", "record_timestamp")).alias("time_ms"),
-        "source_partition", "source_offset",
+        "source_partition", "source_offset", F.lit(False).alias("group_removed"),
     ).filter(F.col("time_ms").isNotNull())
+    # Each group tombstone, on every partition the group has an offset record for (few rows: deletions).
+    removals = group_tombstones(spark, settings).join(
+        offsets.select("cluster_name", "group", "topic", "partition").distinct(), ["cluster_name", "group"])
+    commits = offsets.unionByName(removals.select(
+        "cluster_name", "topic", "partition", "group", F.lit(None).cast("bigint").alias("offset"),
+        F.lit(True).alias("is_tombstone"), "time_ms", "source_partition", "source_offset",
+        F.lit(True).alias("group_removed")))
     keys = ["cluster_name", "topic", "partition"]
     schema = ", ".join(f"`{name}` {kind}" for name, kind in _ROW_COLUMNS)
     rows = snaps.groupBy(*keys).cogroup(commits.groupBy(*keys)).applyInPandas(
@@ -237,7 +292,7 @@ def refresh_consumer_lag(spark: SparkSession, settings: Settings, *, full: bool 
     from pipelines.delta_tables import ensure_table, read_table, table_path
 
     started = time.monotonic()
-    for spec in (END_OFFSETS, COMMITS, TABLE):
+    for spec in (END_OFFSETS, COMMITS, GROUP_METADATA, GROUP_RECORDS, TABLE):
         ensure_table(spark, settings, spec)
     cluster = F.col("cluster_name") == settings.cluster_name
     done = None
@@ -269,15 +324,29 @@ def refresh_consumer_lag(spark: SparkSession, settings: Settings, *, full: bool 
 
 
 def latest_status(spark: SparkSession, settings: Settings, group: str | None = None) -> list[dict[str, Any]]:
-    """Per (group, topic, partition), its row at the newest snapshot that has one, for printing."""
+    """Per (group, topic, partition), its row at the newest snapshot that has one, for printing.
+
+    Only rows at their partition's newest computed snapshot count: a group whose lag ended (deleted,
+    see the module docstring) has no row there and is not shown with its last lag from before.
+    Snapshots of different topics are taken apart (``snapshot-end-offsets --topics``), hence per
+    partition.
+    """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     from pipelines.delta_tables import read_table
 
-    table = read_table(spark, settings, TABLE).filter(F.col("cluster_name") == settings.cluster_name)
+    cluster = F.col("cluster_name") == settings.cluster_name
+    table = read_table(spark, settings, TABLE).filter(cluster)
+    computed = table.agg(F.max("snapshot_id")).first()[0]  # the refresh wrote the snapshots up to here
+    if computed is None:
+        return []
     if group is not None:
         table = table.filter(F.col("group") == group)
+    newest_per_partition = read_table(spark, settings, END_OFFSETS).filter(
+        cluster & (F.col("snapshot_id") <= computed)).groupBy("topic", "partition").agg(
+        F.max("snapshot_id").alias("snapshot_id"))
+    table = table.join(newest_per_partition, ["topic", "partition", "snapshot_id"], "left_semi")
     newest = Window.partitionBy("group").orderBy(F.col("snapshot_id").desc())
     rows = (table.withColumn("_rank", F.dense_rank().over(newest)).filter("_rank = 1").drop("_rank")
             .orderBy("group", "topic", "partition").collect())

@@ -8,14 +8,55 @@ import uuid
 import pytest
 
 from broker.workload import create_topic, delete_group, run_members
+from cli.lag import print_status
+from conf.settings import LagSettings
 from pipelines.delta_tables import read_table
 from pipelines.end_offsets import snapshot_end_offsets
-from pipelines.gold.consumer_lag import TABLE, refresh_consumer_lag
+from pipelines.gold.consumer_lag import TABLE, Commit, Snapshot, latest_status, partition_rows, refresh_consumer_lag
 from pipelines.ingest import IngestOptions, run_ingest
 from tests.ingest_scope import from_now_on
 from tests.pipelines.test_end_offsets import commit, delete_records_before, produce
 
-pytestmark = [pytest.mark.broker, pytest.mark.spark]
+# The broker and spark marks come from the fixtures each test uses (tests/conftest.py); the
+# partition_rows tests below need neither.
+
+
+# -- partition_rows, on hand-built commits (pure Python) ---------------------------------------------------
+
+def _snapshots(*times: int) -> list[Snapshot]:
+    return [Snapshot(t, earliest=0, latest=10, last_stable=10, message_ms={}) for t in times]
+
+
+def _lag(commits: list[Commit]) -> list[tuple[int, int | None, int]]:
+    """(snapshot, committed offset, commits in Burrow's window) of group g's rows on t/0."""
+    return [(r["snapshot_id"], r["committed_offset"], r["window_commits"])
+            for r in partition_rows("c", "t", 0, _snapshots(1000, 3000, 5000), commits, LagSettings())]
+
+
+def test_a_deleted_group_has_no_row_after_its_tombstones_and_resumes_with_its_new_commits() -> None:
+    # DeleteGroups: the offset tombstone, then the group tombstone, in one append (time 2000).
+    deleted = [Commit("g", 5, 500), Commit("g", None, 2000), Commit("g", None, 2000, group_removed=True)]
+    assert _lag(deleted) == [(1000, 5, 1)]
+    # Re-created under the same name: its lag resumes from the new commit, with a window of its own.
+    assert _lag([*deleted, Commit("g", 7, 4000)]) == [(1000, 5, 1), (5000, 7, 1)]
+
+
+def test_an_offset_deleted_from_a_group_that_lives_on_keeps_a_row_with_no_offset() -> None:
+    assert _lag([Commit("g", 5, 500), Commit("g", None, 2000)]) == [(1000, 5, 1), (3000, None, 0), (5000, None, 0)]
+
+
+def test_a_group_tombstone_that_leaves_the_offset_in_place_ends_nothing() -> None:
+    # A group converted between the classic and the consumer protocol: the old type's tombstone, offsets kept.
+    assert _lag([Commit("g", 5, 500), Commit("g", None, 2000, group_removed=True)]) == [
+        (1000, 5, 1), (3000, 5, 1), (5000, 5, 1)]
+
+
+def test_a_group_deleted_before_it_ever_committed_here_is_not_affected_later() -> None:
+    assert _lag([Commit("g", None, 200, group_removed=True), Commit("g", 5, 500)]) == [
+        (1000, 5, 1), (3000, 5, 1), (5000, 5, 1)]
+
+
+# -- on the embedded broker --------------------------------------------------------------------------------
 
 
 def test_lag_at_a_snapshot_is_what_was_produced_minus_what_was_committed(spark, settings_for) -> None:
@@ -34,7 +75,7 @@ def test_lag_at_a_snapshot_is_what_was_produced_minus_what_was_committed(spark, 
     run_members(client, topic, full, 30, members=1)  # reads everything: commits 15 and 15
     commit(client, partial, topic, {0: 5, 1: 25})  # 25 is past the end: Kafka accepts it
     commit(client, gone, topic, {0: 3, 1: 3})
-    delete_group(client, gone)  # offset tombstones
+    delete_group(client, gone)  # DeleteGroups: its offsets' tombstones and its own, before s2
     produce(client, topic, {p: stamp[p][15:] for p in (0, 1)})  # ends 20
     delete_records_before(client, topic, 0, 8)  # partition 0 now starts at 8, above partial's commit
     s2 = snapshot_end_offsets(spark, settings, [topic]).snapshot
@@ -44,9 +85,9 @@ def test_lag_at_a_snapshot_is_what_was_produced_minus_what_was_committed(spark, 
     assert report.snapshots == 3
 
     rows = {(r.snapshot_id, r.group, r.partition): r for r in read_table(spark, settings, TABLE).collect()}
-    # Every commit came after s1, so only s2 has rows.
+    # Every commit came after s1, so only s2 has rows; the group deleted before s2 has none (its lag ended).
     assert {k[0] for k in rows} == {s2.snapshot_id}
-    assert sorted((g, p) for _, g, p in rows) == sorted((g, p) for g in (full, partial, gone) for p in (0, 1))
+    assert sorted((g, p) for _, g, p in rows) == sorted((g, p) for g in (full, partial) for p in (0, 1))
 
     t0, t1, t2 = s0.snapshot_id, s1.snapshot_id, s2.snapshot_id
     expected = {
@@ -58,8 +99,6 @@ def test_lag_at_a_snapshot_is_what_was_produced_minus_what_was_committed(spark, 
         # offset reached 8/15 of the way from s0 (0) to s1 (15); the snapshot read the message at 8.
         (partial, 0): (5, 12, False, True, (t2 - (t0 + 8 / 15 * (t1 - t0))) / 1000, (t2 - stamp[0][8]) / 1000),
         (partial, 1): (25, 0, True, False, 0.0, 0.0),
-        (gone, 0): (None, None, None, None, None, None),
-        (gone, 1): (None, None, None, None, None, None),
     }
     for (group, partition), (committed, lag, ahead, below, interpolated, by_message) in expected.items():
         row = rows[(t2, group, partition)]
@@ -73,20 +112,55 @@ def test_lag_at_a_snapshot_is_what_was_produced_minus_what_was_committed(spark, 
     # full: its last commit had lag 0 against s1 (Rule 1) and 0 <= 15 spares it STOP -> OK, group OK.
     # partial/0: one commit, lag 10 against s1; broker offset 0 <= 5 spares STOP; never zero lag; the window's
     #   offsets never change (Rule 4) -> STALL. partial/1: current lag 0 -> OK. Group: STALL shown as ERR.
-    # gone: no committed offset -> no partition status; no partition left -> NOTFOUND.
     statuses = {(g, p): (r.partition_status, r.group_status) for (_, g, p), r in rows.items()}
     assert statuses == {
         (full, 0): ("OK", "OK"), (full, 1): ("OK", "OK"),
         (partial, 0): ("STALL", "ERR"), (partial, 1): ("OK", "ERR"),
-        (gone, 0): (None, "NOTFOUND"), (gone, 1): (None, "NOTFOUND"),
     }
-    assert {g: r.group_lag for (_, g, _), r in rows.items()} == {full: 10, partial: 12, gone: None}
+    assert {g: r.group_lag for (_, g, _), r in rows.items()} == {full: 10, partial: 12}
 
     # Re-running computes nothing; a new snapshot is computed alone, on top of the older ones' history.
     assert refresh_consumer_lag(spark, settings).snapshots == 0
     s3 = snapshot_end_offsets(spark, settings, [topic], message_timestamps=False).snapshot
     assert refresh_consumer_lag(spark, settings).snapshots == 1
     after = read_table(spark, settings, TABLE).collect()
-    assert sorted(r.snapshot_id for r in after) == [t2] * 6 + [s3.snapshot_id] * 6
+    assert sorted(r.snapshot_id for r in after) == [t2] * 4 + [s3.snapshot_id] * 4
     assert {(r.group, r.partition): r.lag for r in after if r.snapshot_id == s3.snapshot_id} == {
-        (full, 0): 5, (full, 1): 5, (partial, 0): 12, (partial, 1): 0, (gone, 0): None, (gone, 1): None}
+        (full, 0): 5, (full, 1): 5, (partial, 0): 12, (partial, 1): 0}
+
+
+def test_a_group_deleted_after_a_snapshot_keeps_that_lag_only_and_a_recreated_one_resumes(
+        spark, settings_for, capsys) -> None:  # type: ignore[no-untyped-def]
+    settings = from_now_on(settings_for())
+    client = settings.kafka.librdkafka_config()
+    suffix = uuid.uuid4().hex[:8]
+    topic, deleted, reborn = f"lag-{suffix}", f"deleted-{suffix}", f"reborn-{suffix}"
+    create_topic(client, topic, partitions=2)
+    produce(client, topic, {p: [int(time.time() * 1000)] * 10 for p in (0, 1)})
+    commit(client, deleted, topic, {0: 3, 1: 3})
+    commit(client, reborn, topic, {0: 2, 1: 2})
+    s1 = snapshot_end_offsets(spark, settings, [topic], message_timestamps=False).snapshot
+    delete_group(client, deleted)
+    delete_group(client, reborn)
+    s2 = snapshot_end_offsets(spark, settings, [topic], message_timestamps=False).snapshot
+    commit(client, reborn, topic, {0: 4})  # the same group id again: a new group, on partition 0 only
+    s3 = snapshot_end_offsets(spark, settings, [topic], message_timestamps=False).snapshot
+
+    run_ingest(spark, settings, IngestOptions(once=True))
+    assert refresh_consumer_lag(spark, settings).snapshots == 3
+    rows = sorted((r.snapshot_id, r.group, r.partition, r.committed_offset, r.lag, r.window_commits)
+                  for r in read_table(spark, settings, TABLE).collect())
+    t1, t3 = s1.snapshot_id, s3.snapshot_id
+    assert s1.snapshot_id < s2.snapshot_id < s3.snapshot_id
+    assert rows == sorted([
+        (t1, deleted, 0, 3, 7, 1), (t1, deleted, 1, 3, 7, 1), (t1, reborn, 0, 2, 8, 1), (t1, reborn, 1, 2, 8, 1),
+        (t3, reborn, 0, 4, 6, 1),  # nothing at s2; after the re-creation only its new commit counts
+    ])
+
+    # `offsetlake lag` prints what each group's partitions show at their newest snapshot: not the deleted group.
+    print_status(latest_status(spark, settings))
+    printed = capsys.readouterr().out
+    assert [line.split(":")[0] for line in printed.splitlines() if line and not line.startswith(" ")] == [reborn]
+    assert "no commit" not in printed
+    assert [(r["group"], r["partition"], r["committed_offset"]) for r in latest_status(spark, settings)] == [
+        (reborn, 0, 4)]

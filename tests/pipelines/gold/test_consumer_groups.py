@@ -218,8 +218,42 @@ def test_subscription_and_topic_metadata_changes_are_told_apart() -> None:
     assert [r.likely_cause for r in history.rebalances] == ["member_joined", "subscription_changed",
                                                             "metadata_changed"]
     assert [g.end_reason for g in history.generations] == ["subscription_changed", "metadata_changed", None]
-    (stay,) = history.membership
-    assert stay.info.subscribed_topics == ("orders", "payments") and stay.valid_to is None
+
+
+def test_a_subscription_change_closes_the_members_row_and_opens_the_next_even_with_the_same_assignment() -> None:
+    log = (
+        Log()
+        .write(1000).member(A).group(1).target(A, 0).assignment_epoch(1).current(A, 1, (0,))
+        .write(2000).member(A, topics=("orders", "payments")).group(2)  # same partitions: payments is empty
+        .target(A, 0).assignment_epoch(2).current(A, 2, (0,))
+        .write(3000).group(3, metadata_hash=9).target(A, 0, 1).assignment_epoch(3).current(A, 3, (0, 1))
+        .write(4000).leave(A).group(4)
+    )
+    history = derive(log.records)
+    assert [(m.member_id, m.info.subscribed_topics, m.valid_from, m.valid_to, m.first_generation,
+             m.last_generation, m.first_member_epoch, m.last_member_epoch) for m in history.membership] == [
+        (A, ("orders",), 1000, 2000, 1, 1, 1, 1),
+        (A, ("orders", "payments"), 2000, 4000, 2, 3, 2, 3)]
+    # One member throughout: the rebalance that changed the subscription neither joined nor lost anyone.
+    assert [(r.members_joined, r.members_left, r.members_kept) for r in history.rebalances][1] == ([], [], 1)
+    rows = [row for table, row in history_rows(history) if table == "gold.group_membership"]
+    assert [(r["subscribed_topics"], r["valid_to"]) for r in rows] == [(["orders"], 2000),
+                                                                       (["orders", "payments"], 4000)]
+
+
+def test_a_regex_subscription_change_opens_a_row_but_a_reordered_list_or_other_fields_do_not() -> None:
+    log = (
+        Log()
+        .write(1000).member(A, topics=("orders", "payments")).group(1).target(A, 0).assignment_epoch(1)
+        .current(A, 1, (0,))
+        .write(2000).member(A, topics=("payments", "orders"), rack_id="rack-2")  # a set on the broker
+        .write(3000).member(A, topics=(), subscribed_topic_regex="orders.*").group(2)
+        .target(A, 0).assignment_epoch(2).current(A, 2, (0,))
+    )
+    history = derive(log.records)
+    assert [(m.info.subscribed_topics, m.info.subscribed_topic_regex, m.info.rack_id, m.valid_from, m.valid_to)
+            for m in history.membership] == [
+        (("payments", "orders"), None, "rack-2", 1000, 3000), ((), "orders.*", None, 3000, None)]
 
 
 def test_a_fenced_member_that_rejoins_under_its_member_id_gets_a_second_stay() -> None:

@@ -7,6 +7,11 @@ path), and compared with a full rebuild. What the test expects comes from the cl
 from Kafka's rules, not from the derivation: what each consumer saw in ``assignment()`` once the
 group settled; epochs only grow; members of one epoch never own the same partition; the topic's
 name (librdkafka commits carry no topic id, so the name must come from the cluster's metadata).
+
+A second group, beside the first: one such consumer subscribes to the topic before the first
+refresh, then to it and a second topic before the second (issue 12, item 5). Its subscriptions, in
+the order the test made them, are what gold's membership rows of that member must show, one row
+each, the second starting where the first ends.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from conf.settings import KafkaSettings
 from pipelines.delta_tables import read_table
 from pipelines.gold.refresh import GROUP_TABLES, full_rebuild, refresh_gold
 from pipelines.ingest import IngestOptions, run_ingest
+from schemas.group_membership import TABLE as MEMBERSHIP
 from tests.ingest_scope import from_now_on
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
@@ -66,32 +72,51 @@ def run(spark, kafka_broker, base_settings, tmp_path_factory):  # type: ignore[n
     client = settings.kafka.librdkafka_config()
     suffix = uuid.uuid4().hex[:8]
     topic, group = f"kip848-{suffix}", f"kip848-group-{suffix}"
+    # The second group shares the ingests and refreshes (each costs seconds), not the first group's rows.
+    second_topic, resubscribing = f"kip848-second-{suffix}", f"kip848-resubscribed-{suffix}"
     create_topic(client, topic, partitions=PARTITIONS)
     produce_messages(client, topic, 400, PARTITIONS)
+    create_topic(client, second_topic, partitions=2)
+    produce_messages(client, second_topic, 20, 2)
     stays, leaves = _consumer(client, group, "stays"), _consumer(client, group, "leaves")
+    resubscribes = _consumer(client, resubscribing, "resubscribes")
     for consumer in (stays, leaves):
         consumer.subscribe([topic])
+    subscriptions = [[topic], [topic, second_topic]]  # what `resubscribes` subscribes to, in this order
+
+    def subscribe(topics: list[str]) -> None:
+        resubscribes.subscribe(topics)
+        partitions = PARTITIONS + (2 if second_topic in topics else 0)
+        _poll_until([resubscribes], lambda: {tp.topic for tp in resubscribes.assignment()} == set(topics)
+                    and len(resubscribes.assignment()) == partitions, f"the assignment of {topics}")
+
     try:
         # Settled: both own partitions, together all four (the broker's uniform assignor balances them).
         _poll_until([stays, leaves], lambda: _owned(stays) and _owned(leaves)
                     and len(_owned(stays)) + len(_owned(leaves)) == PARTITIONS, "both members assigned")
         both = {"stays": _owned(stays), "leaves": _owned(leaves)}
+        subscribe(subscriptions[0])
         run_ingest(spark, settings, IngestOptions(once=True))
         refresh_gold(spark, settings)
         leaves.close()
         _poll_until([stays], lambda: len(_owned(stays)) == PARTITIONS, "the remaining member owning all")
         alone = _owned(stays)
+        subscribe(subscriptions[1])  # the second refresh brings this change to the row the first one wrote
     finally:
         stays.close()
         leaves.close()
+        resubscribes.close()
     run_ingest(spark, settings, IngestOptions(once=True))
     counts = refresh_gold(spark, settings)
     again = refresh_gold(spark, settings)
-    gold = {spec.name: _rows(read_table(spark, settings, spec), group) for spec in GROUP_TABLES}
-    full = {name: _rows(frame, group) for name, frame in full_rebuild(spark, settings).items()
-            if name in gold}
+    tables = {spec.name: read_table(spark, settings, spec) for spec in GROUP_TABLES}
+    rebuilt = {name: frame for name, frame in full_rebuild(spark, settings).items() if name in tables}
+    gold = {name: _rows(frame, group) for name, frame in tables.items()}
+    full = {name: _rows(frame, group) for name, frame in rebuilt.items()}
+    resubscribed = {"subscriptions": subscriptions, "membership": _rows(tables[MEMBERSHIP.name], resubscribing),
+                    "full": _rows(rebuilt[MEMBERSHIP.name], resubscribing)}
     return {"topic": topic, "group": group, "both": both, "alone": alone, "gold": gold, "full": full,
-            "counts": counts, "again": again}
+            "counts": counts, "again": again, "resubscribed": resubscribed}
 
 
 def _rows(frame, group: str) -> list[dict]:  # type: ignore[no-untyped-def]
@@ -191,3 +216,19 @@ def test_the_incremental_refresh_equals_a_full_rebuild_and_a_rerun_writes_nothin
         assert rows, name
         assert sorted(rows, key=repr) == sorted(run["full"][name], key=repr), name
     assert run["again"] == run["counts"]
+
+
+# -- a member that changes its subscription (issue 12, item 5) ----------------------------------------------
+
+def test_a_subscription_change_closes_the_members_row_and_opens_one_per_subscription(run) -> None:  # type: ignore[no-untyped-def]
+    resubscribed = run["resubscribed"]
+    rows = sorted(resubscribed["membership"], key=lambda m: m["valid_from"])
+    assert [sorted(m["subscribed_topics"]) for m in rows] == [sorted(t) for t in resubscribed["subscriptions"]]
+    assert len({m["member_id"] for m in rows}) == 1 and {m["client_id"] for m in rows} == {"resubscribes"}
+    earlier, later = rows
+    assert earlier["valid_to"] == later["valid_from"] < later["valid_to"]  # the last row ends at its close
+    assert earlier["last_generation"] < later["first_generation"]  # the change bumped the group epoch
+
+
+def test_the_incremental_refresh_of_a_subscription_change_equals_a_full_rebuild(run) -> None:  # type: ignore[no-untyped-def]
+    assert sorted(run["resubscribed"]["membership"], key=repr) == sorted(run["resubscribed"]["full"], key=repr)
