@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_resolve(args: argparse.Namespace) -> int:
-    from jvm.artifacts import ARTIFACT_SETS, resolve
+    from jvm.artifacts import ARTIFACT_SETS, build_offset_commit_udf, resolve
 
     with reported_as_command_errors():
         for name in args.set or list(ARTIFACT_SETS):
@@ -33,4 +33,11 @@ def run_resolve(args: argparse.Namespace) -> int:
             jars = target.jars()
             what = "resolved" if ran else "already resolved, nothing downloaded"
             print(f"jvm: {name}: {len(jars)} jars in {target.libs_dir} ({what}, {time.monotonic() - started:.1f}s)")
+        if not args.set or "spark" in args.set:
+            started = time.monotonic()
+            print("jvm: building the offset-commit UDF (Kafka's generated classes, shaded) ...", file=sys.stderr,
+                  flush=True)
+            jar, ran = build_offset_commit_udf()
+            what = "built" if ran else "up to date, nothing built"
+            print(f"jvm: offset-commit UDF: {jar} ({what}, {time.monotonic() - started:.1f}s)")
     return 0

@@ -4,7 +4,10 @@ Two sets, each described by a POM under ``conf/jvm/``:
 
 * ``kafka``: the embedded broker (``kafka_2.13`` + a log4j2 backend) and Kafka's
   own tools, whose formatters serve as decoding oracles in tests;
-* ``spark``: Delta Lake and Spark's Kafka source for the SparkSession.
+* ``spark``: Delta Lake and Spark's Kafka source for the SparkSession;
+
+and one jar built from source, ``jvm/offset-commit-udf`` (a Spark UDF calling Kafka's
+generated offset-commit classes, shaded; see its pom.xml), into ``.jvm/offset-commit-udf/``.
 
 Maven copies each set's runtime closure into ``.jvm/<set>-libs/`` using a local
 repository under ``.jvm/m2``. A stamp file records a hash of the POM and the
@@ -115,6 +118,76 @@ def resolve(name: str, *, quiet: bool = True) -> tuple[ArtifactSet, bool]:
         raise ArtifactError(f"Maven could not resolve '{name}' from {target.pom.name}: {detail}")
     target.stamp.write_text(target.fingerprint() + "\n")
     return target, True
+
+
+UDF_PROJECT = PROJECT_ROOT / "jvm" / "offset-commit-udf"
+UDF_CLASS = "offsetlake.decode.OffsetCommitUdf"
+RECORD_TYPE_UDF_CLASS = "offsetlake.decode.RecordTypeUdf"
+
+
+def _udf_dir() -> Path:
+    return cache_dir() / "offset-commit-udf"
+
+
+def _udf_fingerprint(pyspark_jars: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted([UDF_PROJECT / "pom.xml", MAVEN_SETTINGS, *(UDF_PROJECT / "src").rglob("*.java")]):
+        digest.update(path.name.encode() + path.read_bytes())
+    digest.update(",".join(sorted(jar.name for jar in pyspark_jars.glob("spark-sql-api*.jar"))).encode())
+    return digest.hexdigest()
+
+
+def _pyspark_jars() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent / "jars"
+
+
+def offset_commit_udf_jar() -> Path:
+    """The built UDF jar; ArtifactError (saying how to build it) when missing or stale."""
+    jar = _udf_dir() / "offset-commit-udf-1.jar"
+    stamp = _udf_dir() / "udf.stamp"
+    if not (jar.exists() and stamp.exists() and stamp.read_text().strip() == _udf_fingerprint(_pyspark_jars())):
+        raise ArtifactError(f"the offset-commit UDF jar is not built in {_udf_dir()}; run 'make setup' "
+                            "(or 'offsetlake jvm resolve')")
+    return jar
+
+
+def build_offset_commit_udf(*, quiet: bool = True) -> tuple[Path, bool]:
+    """Build the UDF jar with Maven unless an up-to-date one is there; returns (jar, whether Maven ran).
+
+    Spark's API is compiled against the jars pyspark ships (their versions read from the file
+    names), so the UDF always matches the Spark it runs in.
+    """
+    try:
+        return offset_commit_udf_jar(), False
+    except ArtifactError:
+        pass
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise ArtifactError("Maven ('mvn') is not on PATH; install it (apt-get install maven) and retry")
+    jars = _pyspark_jars()
+    versions = {}
+    for prefix, key in (("spark-sql-api_2.13-", "spark.version"), ("scala-library-", "scala.version")):
+        found = sorted(jars.glob(f"{prefix}*.jar"))
+        if not found:
+            raise ArtifactError(f"pyspark ships no {prefix}*.jar in {jars}; reinstall pyspark ('make setup')")
+        versions[key] = found[-1].name.removeprefix(prefix).removesuffix(".jar")
+    target = _udf_dir()
+    if target.exists():
+        shutil.rmtree(target)
+    command = [
+        mvn, "-B", *(["-q"] if quiet else []), "-s", str(MAVEN_SETTINGS), "-f", str(UDF_PROJECT / "pom.xml"),
+        f"-Dmaven.repo.local={cache_dir() / 'm2'}", f"-Dbuild.dir={target}", f"-Dpyspark.jars={jars}",
+        *(f"-D{key}={value}" for key, value in versions.items()), "package",
+    ]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        errors = [line for line in (result.stdout + result.stderr).splitlines() if "ERROR" in line]
+        detail = errors[0] if errors else (result.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ArtifactError(f"Maven could not build the offset-commit UDF ({UDF_PROJECT}): {detail}")
+    (target / "udf.stamp").write_text(_udf_fingerprint(jars) + "\n")
+    return offset_commit_udf_jar(), True
 
 
 def artifact_name(jar: Path) -> str:

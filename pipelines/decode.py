@@ -1,15 +1,16 @@
 """Decode a DataFrame of raw ``__consumer_offsets`` records into typed columns, in Spark.
 
 Records are **routed by the key's record type before any decoding** (issue 13): the
-type is the key's leading int16, computed in SQL (``record_type_column``), and each
+type is the key's leading int16, computed in the JVM (``record_type_column``), and each
 family is decoded by its own ``mapInArrow`` pass into its own narrow schema
 (``schemas.decoded_records``):
 
 * **offset commits** (types 0, 1; over 90% of real traffic): flat columns, decoded
-  by ``decoders.offset_commit_arrow`` with numpy gathers over the whole Arrow batch,
-  no per-row Python. It accepts a row only when every length is consistent, no byte
-  is left over and the strings are valid UTF-8; the rare row it does not accept
-  goes to the pure decoder, which decodes it or names the precise error;
+  in the JVM by Kafka's own generated classes (``jvm/offset-commit-udf``, a Spark UDF
+  built at set-up, Kafka shaded), no Python at all. It accepts a record only when
+  Kafka's classes write it back byte for byte; the rare record it does not accept
+  goes to a Python pass (``decoders.offset_commit_arrow``'s numpy decode, then the
+  pure decoder, which decodes it or names the precise error);
 * **GroupMetadata** (type 2): one nested struct with its members and decoded
   consumer-protocol bytes, through the generated readers (``decoders.readers``);
 * **the newer group protocols** (KIP-848 consumer, KIP-932 share, KIP-1071 streams
@@ -40,6 +41,7 @@ from schemas.decoded_records import (
     NEWER_GROUP_RECORD_TYPE_IDS,
     NEWER_GROUP_RECORDS_FAMILY,
     OFFSET_COMMIT_FAMILY,
+    OFFSET_COMMIT_FIELDS,
     OFFSET_COMMIT_RECORD_TYPES,
     OFFSET_COMMIT_TYPES,
     QUARANTINE_FIELDS,
@@ -52,15 +54,57 @@ if TYPE_CHECKING:
     from pyspark.sql import types as T
 
 RAW_COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp")
+
+
+def _udf_type() -> T.StructType:
+    from pyspark.sql import types as T
+
+    return T.StructType([*OFFSET_COMMIT_FIELDS.fields, T.StructField("value_version", T.ShortType()),
+                         T.StructField("is_tombstone", T.BooleanType())])
 _QUARANTINE_COLUMNS = tuple(f.name for f in QUARANTINE_FIELDS)
 
 
+RECORD_TYPE_UDF = "offsetlake_record_type"
+OFFSET_COMMIT_UDF = "offsetlake_decode_offset_commit"
+
+
+def register_jvm_udfs(spark: Any) -> None:
+    """Register the JVM UDFs of ``jvm/offset-commit-udf`` (the jar is on ``spark.jars``,
+    pipelines/spark_session.py); idempotent. ``build_spark_session`` calls it.
+
+    The offset-commit UDF is registered as nondeterministic although it is not: Spark's optimizer
+    inlines a struct-valued UDF into every ``d.field`` that reads it (CollapseProject), which ran
+    the decode once per output column, thirteen times per record. A nondeterministic expression
+    is evaluated once where it is projected. The UDF objects are built by static Java methods:
+    py4j would pick the untyped Scala overload of ``functions.udf``, which Spark refuses. They are
+    loaded through the thread's context class loader, which holds ``spark.jars``.
+    """
+
+    from jvm.artifacts import RECORD_TYPE_UDF_CLASS, UDF_CLASS
+
+    jvm = spark.sparkContext._jvm
+    loader = jvm.Thread.currentThread().getContextClassLoader()
+
+    def udf_class(name: str) -> Any:
+        return jvm.java.lang.Class.forName(name, True, loader)
+
+    udfs = spark._jsparkSession.udf()
+    no_args = spark.sparkContext._gateway.new_array(jvm.java.lang.Object, 0)
+    no_types = spark.sparkContext._gateway.new_array(jvm.java.lang.Class, 0)
+    record_type = udf_class(RECORD_TYPE_UDF_CLASS).getMethod("udf", no_types).invoke(None, no_args)
+    types = spark.sparkContext._gateway.new_array(jvm.java.lang.Class, 1)
+    types[0] = udf_class("org.apache.spark.sql.types.DataType")
+    args = spark.sparkContext._gateway.new_array(jvm.java.lang.Object, 1)
+    args[0] = spark._jsparkSession.parseDataType(_udf_type().json())
+    commit = udf_class(UDF_CLASS).getMethod("evaluatedOnce", types).invoke(None, args)
+    udfs.register(RECORD_TYPE_UDF, record_type)
+    udfs.register(OFFSET_COMMIT_UDF, commit)
+
 def record_type_column(key: Column) -> Column:
-    """The key's leading big-endian int16, null when the key is shorter than two bytes."""
+    """The key's leading big-endian int16, null when the key is shorter than two bytes (a JVM UDF)."""
     from pyspark.sql import functions as F
 
-    unsigned = F.conv(F.hex(F.substring(key, 1, 2)), 16, 10).cast("int")
-    return F.when(F.length(key) >= 2, F.when(unsigned >= 32768, unsigned - 65536).otherwise(unsigned)).cast("short")
+    return F.call_function(RECORD_TYPE_UDF, key)
 
 
 @dataclass(frozen=True)
@@ -98,6 +142,7 @@ def decode_raw_records(raw: DataFrame, present: Collection[int | None] | None = 
     """
     from pyspark.sql import functions as F
 
+    register_jvm_udfs(raw.sparkSession)
     routed = raw.select(*RAW_COLUMNS, record_type_column(F.col("key")).alias("record_type"))
     kind = F.col("record_type")
     spark = raw.sparkSession
@@ -109,14 +154,43 @@ def decode_raw_records(raw: DataFrame, present: Collection[int | None] | None = 
         condition = (kind.isNull() | ~kind.isin(*_KNOWN_TYPE_IDS)) if unroutable else kind.isin(*ids)
         return routed.filter(condition).mapInArrow(body, schema)
 
+    if types is not None and not types & set(OFFSET_COMMIT_RECORD_TYPES):
+        commits = spark.createDataFrame([], OFFSET_COMMIT_FAMILY)
+    else:
+        commits = _offset_commit_family(routed.filter(kind.isin(*OFFSET_COMMIT_RECORD_TYPES)))
     return DecodedFamilies(
-        offset_commits=family(OFFSET_COMMIT_RECORD_TYPES, False, decode_offset_commit_batches, OFFSET_COMMIT_FAMILY),
+        offset_commits=commits,
         group_metadata=family((GROUP_METADATA_RECORD_TYPE,), False, _per_record(GROUP_METADATA_FAMILY),
                               GROUP_METADATA_FAMILY),
         newer_group_records=family(NEWER_GROUP_RECORD_TYPE_IDS, False, _per_record(NEWER_GROUP_RECORDS_FAMILY),
                                    NEWER_GROUP_RECORDS_FAMILY),
         unroutable=family((), True, _per_record(UNROUTABLE_FAMILY), UNROUTABLE_FAMILY),
     )
+
+
+def _offset_commit_family(commits: DataFrame) -> DataFrame:
+    """Offset commits decoded in the JVM by Kafka's own classes, the rest by the Python decoders.
+
+    The UDF (``jvm/offset-commit-udf``, registered here) returns null for any record it does not
+    decode exactly (see its class comment); those few go through ``decode_offset_commit_batches``,
+    which decodes them as the reference decoder does or quarantines them with its reason. No row of
+    a well-formed commit goes through Python: measured in bench/decode.py, the Arrow round trip to a
+    Python worker alone cost more than the whole decode in the JVM.
+    """
+    from pyspark.sql import functions as F
+
+    decoded = commits.select(*RAW_COLUMNS, "record_type",
+                             F.call_function(OFFSET_COMMIT_UDF, F.col("key"), F.col("value")).alias("d"))
+    exact = decoded.filter(F.col("d").isNotNull()).select(
+        F.col("topic").alias("topic_name"), F.col("partition").alias("source_partition"),
+        F.col("offset").alias("source_offset"), F.col("timestamp").alias("record_timestamp"), "record_type",
+        F.when(F.col("record_type") == 1, "offset_commit").otherwise("legacy_offset_commit").alias("type"),
+        "d.value_version", "d.is_tombstone", *[f"d.{name}" for name in OFFSET_COMMIT_FIELDS.fieldNames()],
+        *[F.lit(None).cast(f.dataType).alias(f.name) for f in QUARANTINE_FIELDS],
+    )
+    rest = decoded.filter(F.col("d").isNull()).select(*RAW_COLUMNS) \
+        .mapInArrow(decode_offset_commit_batches, OFFSET_COMMIT_FAMILY)
+    return exact.unionByName(rest)
 
 
 _KNOWN_TYPE_IDS = (*OFFSET_COMMIT_RECORD_TYPES, GROUP_METADATA_RECORD_TYPE, *NEWER_GROUP_RECORD_TYPE_IDS)
@@ -126,6 +200,7 @@ def record_type_counts(raw: DataFrame) -> DataFrame:
     """(record_type, partition, count) of raw records: which families a batch needs, and its records per partition."""
     from pyspark.sql import functions as F
 
+    register_jvm_udfs(raw.sparkSession)
     return raw.groupBy(record_type_column(F.col("key")).alias("record_type"), F.col("partition")).count()
 
 

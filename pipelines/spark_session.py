@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conf.settings import Settings
-from jvm.artifacts import spark_extra_jars
+from jvm.artifacts import offset_commit_udf_jar, spark_extra_jars
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -25,7 +25,8 @@ def spark_conf(settings: Settings) -> dict[str, str]:
     """Every Spark setting offsetlake applies, as a plain dict (testable without a JVM)."""
     import pyspark
 
-    jars = spark_extra_jars(Path(pyspark.__file__).parent / "jars")
+    # The offset-commit UDF (pipelines/decode.py) ships with the session's jars to every executor.
+    jars = [*spark_extra_jars(Path(pyspark.__file__).parent / "jars"), offset_commit_udf_jar()]
     warehouse = settings.warehouse_path
     conf = {
         "spark.master": settings.spark.master,
@@ -77,4 +78,7 @@ def build_spark_session(settings: Settings) -> SparkSession:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(settings.spark.log_level.upper())
+    from pipelines.decode import register_jvm_udfs
+
+    register_jvm_udfs(spark)
     return spark

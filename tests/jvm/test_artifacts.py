@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyspark
+import pytest
 
 from jvm.artifacts import artifact_name, artifact_set, resolve, spark_extra_jars
 
@@ -38,3 +39,25 @@ def test_spark_gets_delta_and_the_kafka_source_but_no_second_copy_of_pyspark_jar
 def test_the_broker_set_carries_kafka_and_a_log4j2_backend() -> None:
     names = {artifact_name(jar) for jar in artifact_set("kafka").jars()}
     assert {"kafka_2.13", "kafka-clients", "log4j-core", "log4j-slf4j-impl"} <= names
+
+
+def test_the_offset_commit_udf_is_built_once_and_shades_kafka_away_from_sparks_kafka_clients() -> None:
+    import zipfile
+
+    from jvm.artifacts import build_offset_commit_udf
+
+    jar, built = build_offset_commit_udf()
+    assert not built  # set-up built it; an unchanged source builds nothing
+    names = zipfile.ZipFile(jar).namelist()
+    assert "offsetlake/decode/OffsetCommitUdf.class" in names
+    assert "offsetlake/shaded/org/apache/kafka/coordinator/group/generated/OffsetCommitValue.class" in names
+    assert not [name for name in names if name.startswith("org/apache/kafka/")]
+
+
+def test_a_missing_udf_jar_is_one_line_naming_the_fix(monkeypatch, tmp_path) -> None:
+    from jvm.artifacts import ArtifactError, offset_commit_udf_jar
+
+    monkeypatch.setenv("OFFSETLAKE_JVM_CACHE", str(tmp_path))
+    with pytest.raises(ArtifactError, match="make setup") as caught:
+        offset_commit_udf_jar()
+    assert "\n" not in str(caught.value)
