@@ -136,6 +136,11 @@ class Member:
         self.assigned: list[tuple[float, list[int]]] = []
         # member id at each revocation callback that took partitions away (the id the records show)
         self.revoked_as: list[str] = []
+        # Wall-clock moments (time.time(), the broker's clock on this machine) of the callbacks, to set
+        # beside the broker's record timestamps: when the member stopped (a revocation that took
+        # partitions) and resumed (an assignment that gave some).
+        self.revoked_at: list[float] = []
+        self.assigned_at: list[float] = []
         self.consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
         self.consumed = 0
         self.pending: dict[int, int] = {}  # partition -> offset read but not yet committed
@@ -173,9 +178,12 @@ class Member:
         # Returning without assign() lets confluent-kafka apply the assignment itself (incrementally
         # for a cooperative protocol).
         self.assigned.append((time.monotonic(), [tp.partition for tp in partitions]))
+        if partitions:
+            self.assigned_at.append(time.time())
 
     def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
         if partitions:
+            self.revoked_at.append(time.time())
             self.revoked_as.append(consumer.memberid())
 
     def owned(self) -> set[int]:
@@ -212,6 +220,7 @@ class CrashableMember:
     def __init__(self, client_config: dict[str, Any], topic: str, group: str, name: str, *,
                  session_timeout_ms: int = CRASH_SESSION_TIMEOUT_MS) -> None:
         self.name = name
+        self.killed_at: float | None = None  # time.time() of the SIGKILL
         self._owned: set[int] = set()
         self._lock = threading.Lock()
         self.process = subprocess.Popen(
@@ -243,6 +252,7 @@ class CrashableMember:
     def kill(self) -> None:
         """SIGKILL: no LeaveGroup, no more heartbeats."""
         if self.process.poll() is None:
+            self.killed_at = time.time()
             self.process.kill()
         self.process.wait(timeout=10)
 

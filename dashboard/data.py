@@ -23,7 +23,8 @@ MAX_OWNERSHIP_LANES = 200
 # warehouse may lack a newer column, e.g. assignment_kind, and its rows then lack the key).
 COLUMNS: dict[str, tuple[str, ...]] = {
     "gold.rebalance_events": ("cluster_name", "group", "event_type", "from_generation", "to_generation",
-                              "stable_at", "duration_upper_bound_ms", "members_before", "members_after",
+                              "stable_at", "stopped_ms_lower_bound", "stopped_ms_upper_bound", "members_before",
+                              "members_after",
                               "partitions_moved", "likely_cause", "is_storm"),
     "gold.consumer_lag": ("cluster_name", "group", "snapshot_id", "snapshot_time", "partition_status",
                           "lag", "group_lag", "group_status", "lag_seconds_interpolated",
@@ -74,7 +75,10 @@ def rebalance_points(events: Iterable[Row], filters: Filters, multi_cluster: boo
          "from_generation": e["from_generation"], "to_generation": e["to_generation"],
          "cause": e["likely_cause"], "storm": bool(e["is_storm"]), "members_before": e["members_before"],
          "members_after": e["members_after"], "partitions_moved": e["partitions_moved"],
-         "duration_ms": e["duration_upper_bound_ms"]}
+         # bounds, not a measurement: the start of a classic rebalance is never recorded (an older
+         # warehouse has neither column until its groups are recomputed)
+         "stopped_ms_lower_bound": e.get("stopped_ms_lower_bound"),
+         "stopped_ms_upper_bound": e.get("stopped_ms_upper_bound")}
         for e in events
         if e["event_type"] == "rebalance" and filters.keeps(e)
         and (filters.since is None or e["stable_at"] >= filters.since)

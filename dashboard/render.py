@@ -153,7 +153,9 @@ _SCRIPT = r"""
         tip(c, g + ': generation ' + p.from_generation + ' → ' + p.to_generation + ' at ' + fullTime(p.t) +
                '\nlikely cause: ' + (p.cause || 'unknown') + (p.storm ? ' (storm)' : '') +
                '\nmembers ' + p.members_before + ' → ' + p.members_after + ', partitions moved ' +
-               num(p.partitions_moved) + ', took at most ' + num(p.duration_ms) + ' ms');
+               num(p.partitions_moved) +
+               (p.stopped_ms_upper_bound == null ? '' : '\nmembers stopped at least ' + num(p.stopped_ms_lower_bound) +
+                ' ms, at most ' + num(p.stopped_ms_upper_bound) + ' ms (bounds from the records)'));
       });
     });
     svg.setAttribute('data-marks', String(points.length));
@@ -308,7 +310,7 @@ end-offset snapshots">max lag, s (interpolated)</th>
 <section>
 <h2>Rebalances over time</h2>
 <p class="note">One dot per completed rebalance (when the group was Stable again); red ring: rebalance storm.
-Hover for the generations and the likely cause.</p>
+Hover for the generations, the likely cause and the bounds on how long members stopped.</p>
 <svg class="chart" id="rebalances" data-chart="rebalances" xmlns="http://www.w3.org/2000/svg"></svg>
 </section>
 <section>

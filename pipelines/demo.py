@@ -260,12 +260,12 @@ def format_group(summary: GroupSummary, outcome: ScenarioOutcome | None = None) 
                          f"of {', '.join(r.get('static_restarts') or [])} -- no rebalance")
             continue
         moved = r.get("partitions_moved")
-        bound = r.get("duration_upper_bound_ms")
+        low, high = r.get("stopped_ms_lower_bound"), r.get("stopped_ms_upper_bound")
         details = [f"{r.get('members_before', '?')} -> {r.get('members_after', '?')} members"]
         if moved is not None:
             details.append(f"{_plural(moved, 'partition')} moved")
-        if bound is not None:
-            details.append(f"took <= {bound / 1000:.1f}s")
+        if low is not None and high is not None:
+            details.append(f"members stopped >= {low / 1000:.1f}s, <= {high / 1000:.1f}s")
         if r.get("rebalance_protocol"):
             details.append(str(r["rebalance_protocol"]))
         if r.get("is_storm"):

@@ -56,6 +56,8 @@ ROW = "(row)"
 # Gold's likely cause (group_generations.end_reason) -> the reference causes it stands for.
 CAUSES = {
     "member_joined": {"member_joined"}, "member_left": {"member_left", "sync_timeout"},
+    # A static member back after the coordinator removed it (session expiry): to the coordinator a new join.
+    "static_member_returned": {"member_joined"},
     "member_left_or_vanished": {"member_left", "session_timeout", "sync_timeout"},
     "subscription_changed": {"member_metadata_changed", "static_member_protocol_changed"},
     "metadata_changed": {"leader_rejoined"}, "leader_rejoined": {"leader_rejoined"},

@@ -31,9 +31,21 @@ TABLE = TableSpec(
                "currentStateTimestamp of the new generation; KIP-848: when the target assignment of the last "
                "epoch was installed (null when it settled Empty)"),
         column("stable_at", T.TimestampType(), "append time of the record after: Stable (or Empty) again", False),
-        column("duration_upper_bound_ms", T.LongType(),
-               "stable_at - last_stable_at: the rebalance took at most this long (it started unrecorded); "
-               "KIP-848: stable_at - started_at (the start is recorded)"),
+        column("stopped_at_lower_bound", T.TimestampType(),
+               "every member of from_generation that stopped working for this rebalance (revoked, left or "
+               "died) did so at or after this: the latest of last_stable_at, the earliest of the members' last "
+               "commits before join_completed_at (when each made one), and join_completed_at minus what the "
+               "members' rebalance timeouts and the departed members' session timeouts allow; KIP-848: "
+               "started_at; null for a static restart and when from_generation had no members"),
+        column("stopped_at_upper_bound", T.TimestampType(),
+               "... and at or before this: join_completed_at (members revoke before rejoining; departed ones were "
+               "removed before the join completed); KIP-848: stable_at; null as stopped_at_lower_bound"),
+        column("stopped_ms_lower_bound", T.LongType(),
+               "stable_at - stopped_at_upper_bound: every member that stopped stayed stopped at least this long "
+               "(no assignment is handed out before stable_at)"),
+        column("stopped_ms_upper_bound", T.LongType(),
+               "stable_at - stopped_at_lower_bound: the group was Stable (or Empty) again at most this long after "
+               "the first member stopped"),
         column("members_before", T.IntegerType(), "members in the last record before", False),
         column("members_after", T.IntegerType(), "members in the record after", False),
         column("members_joined", STRINGS, "member ids new in the record after (static restarts excluded)", False),
@@ -46,10 +58,13 @@ TABLE = TableSpec(
                "the group went Empty)", False),
         column("partitions_kept", T.IntegerType(), "partitions still with their last owner", False),
         column("likely_cause", T.StringType(),
-               "LIKELY cause, from the records: member_joined; member_left (not a session expiry: the next "
-               "generation formed sooner than the departed member's session timeout after it last joined, so "
-               "a LeaveGroup -- also sent on poll timeout -- or a drop for not rejoining/syncing in time); "
-               "member_left_or_vanished (LeaveGroup, session timeout or crash: records cannot tell them apart); "
+               "LIKELY cause, from the records: member_joined; static_member_returned (a static member whose "
+               "group.instance.id an earlier record had joined again after it was removed, e.g. its session "
+               "expired); member_left (not a session expiry: the join completed sooner than each departed member's "
+               "session timeout after its last sign of life -- its join or its last commit -- so a LeaveGroup, "
+               "also sent on poll timeout, or a drop for not rejoining/syncing in time); "
+               "member_left_or_vanished (a session expiry is possible, and so is a LeaveGroup after a session "
+               "timeout without commits: the records cannot tell them apart); "
                "members_joined_and_left; static_member_rejoined; subscription_changed; metadata_changed (more "
                "partitions assigned than ever before: partitions added); cooperative_follow_up (cooperative-sticky: "
                "the generation before revoked partitions from members who stayed, and one of them rejoined: "

@@ -12,13 +12,17 @@ tests/quality's "every expectation passes", which is the stronger for running ov
 * the demo's part (``DemoTraffic``): broker/demo_workload.py's scripted groups side by side, a
   second round of messages that every group but the lagging one reads, and an end-offset snapshot
   of the demo topic; the ingest and the refreshes run while the demo's members are still up, as in
-  ``offsetlake demo``.
+  ``offsetlake demo``;
+* the departures' part (``DepartureTraffic``): broker/departure_workload.py's three groups (a
+  LeaveGroup, a SIGKILL, a static member back after its session expired) on a topic a producer keeps
+  feeding, run beside the demo's scenarios.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +34,7 @@ QUALITY_MESSAGES = 60
 DEMO_PARTITIONS = 6
 DEMO_FIRST_ROUND = 120
 DEMO_SECOND_ROUND = 60  # 10 per partition: produce_messages goes round-robin
+DEPARTURE_PARTITIONS = 4
 
 
 @dataclass(frozen=True)
@@ -47,10 +52,18 @@ class DemoTraffic:
 
 
 @dataclass(frozen=True)
+class DepartureTraffic:
+    groups: Any  # broker.departure_workload.DepartureGroups
+    departures: dict[str, Any]  # group -> Departure (what its clients lived through)
+    gold: Any  # pipelines.demo.GoldRows of the departure groups
+
+
+@dataclass(frozen=True)
 class RealTraffic:
     settings: Settings
     quality: QualityTraffic
     demo: DemoTraffic
+    departures: DepartureTraffic
 
 
 def _quality_traffic(spark: Any, settings: Settings) -> QualityTraffic:
@@ -81,6 +94,7 @@ def _quality_traffic(spark: Any, settings: Settings) -> QualityTraffic:
 def build_real_traffic(spark: Any, kafka_broker: Any, base_settings: Settings, root: Any) -> RealTraffic:
     """Run both workloads on the session broker, then ingest, refresh gold and lag once, under ``root``."""
     from broker.demo_workload import DemoGroups, DemoWorkload
+    from broker.departure_workload import DepartureGroups, DepartureWorkload
     from broker.workload import create_topic, produce_messages
     from pipelines.demo import collect_gold
     from pipelines.end_offsets import snapshot_end_offsets
@@ -98,14 +112,22 @@ def build_real_traffic(spark: Any, kafka_broker: Any, base_settings: Settings, r
     topic = f"{groups.prefix}-orders"
     create_topic(client, topic, DEMO_PARTITIONS)
     produce_messages(client, topic, DEMO_FIRST_ROUND, DEMO_PARTITIONS)
-    with DemoWorkload(client, topic, DEMO_PARTITIONS, groups) as workload:
+    leaving = DepartureGroups(f"departures-{uuid.uuid4().hex[:6]}")
+    create_topic(client, f"{leaving.prefix}-feed", DEPARTURE_PARTITIONS)
+    with DemoWorkload(client, topic, DEMO_PARTITIONS, groups) as workload, \
+            DepartureWorkload(client, f"{leaving.prefix}-feed", DEPARTURE_PARTITIONS, leaving) as departing, \
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="departures-run") as side:
+        # Side by side with the demo's scenarios: both mostly wait for sessions to expire.
+        departures = side.submit(departing.run)
         outcomes = workload.run()
         produce_messages(client, topic, DEMO_SECOND_ROUND, DEMO_PARTITIONS)
         workload.catch_up()
+        left = departures.result()
         snapshot_end_offsets(spark, settings, [topic])
         run_ingest(spark, settings, IngestOptions(once=True))
         refresh_gold(spark, settings)
         refresh_consumer_lag(spark, settings)
-        gold = collect_gold(spark, settings, groups=groups.all())
+        gold = collect_gold(spark, settings, groups=groups.all() + leaving.all())
     demo = DemoTraffic(groups=groups, outcomes={o.group: o for o in outcomes}, gold=gold)
-    return RealTraffic(settings=settings, quality=quality, demo=demo)
+    return RealTraffic(settings=settings, quality=quality, demo=demo,
+                       departures=DepartureTraffic(groups=leaving, departures=left, gold=gold))

@@ -520,7 +520,12 @@ def history_rows(history: GroupHistory) -> Iterator[tuple[str, dict[str, Any]]]:
         yield EVENTS.name, {
             "event_type": "rebalance", "from_generation": r.from_generation, "to_generation": r.to_generation,
             "last_stable_at": r.last_stable_at, "join_completed_at": r.join_completed_at, "stable_at": r.stable_at,
-            "duration_upper_bound_ms": r.stable_at - r.started_at, "members_before": r.members_before,
+            # no member stops before the first bump (members learn of a new target at their next
+            # heartbeat); nobody was there to stop in a group that had no members
+            **({"stopped_at_lower_bound": r.started_at, "stopped_at_upper_bound": r.stable_at,
+                "stopped_ms_lower_bound": 0, "stopped_ms_upper_bound": r.stable_at - r.started_at}
+               if r.members_before else {}),
+            "members_before": r.members_before,
             "members_after": r.members_after, "members_joined": r.members_joined, "members_left": r.members_left,
             "members_kept": r.members_kept, "static_restarts": [], "partitions_moved": r.partitions_moved,
             "partitions_kept": r.partitions_kept, "likely_cause": r.likely_cause, "triggered_by": None,

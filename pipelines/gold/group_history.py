@@ -63,6 +63,8 @@ def record_summaries(sequence: DataFrame, members: DataFrame) -> DataFrame:
 
     ``identities``: a member's ``group.instance.id`` (prefixed ``i:``) for static members, else its
     member id (``m:``), so that a static member restarting under a new member id is the same identity.
+    ``max_rebalance_timeout_ms``: the largest rebalance timeout among the members (null for none):
+    the coordinator ends a join phase at most that long after it began (``ClassicGroup.rebalanceTimeoutMs``).
     """
     from pyspark.sql import functions as F
 
@@ -70,6 +72,7 @@ def record_summaries(sequence: DataFrame, members: DataFrame) -> DataFrame:
         .otherwise(F.concat(F.lit("m:"), "member_id"))
     per_member = members.select(
         *RECORD_KEY, "member_id", identity.alias("identity"), "group_instance_id", "session_timeout_ms",
+        "rebalance_timeout_ms",
         F.array_join(F.array_sort(F.coalesce("subscribed_topics", F.array().cast("array<string>"))), ",")
         .alias("topics"),
         F.transform(F.flatten(F.transform(F.coalesce("assigned_partitions", F.array()),
@@ -83,6 +86,7 @@ def record_summaries(sequence: DataFrame, members: DataFrame) -> DataFrame:
         F.array_sort(F.collect_list("identity")).alias("identities"),
         F.map_from_entries(F.collect_list(F.struct("identity", "session_timeout_ms"))).alias("session_timeouts"),
         F.map_from_entries(F.collect_list(F.struct("identity", "member_id"))).alias("identity_members"),
+        F.max("rebalance_timeout_ms").alias("max_rebalance_timeout_ms"),
         F.array_sort(F.collect_list(F.concat("identity", F.lit("="), "topics"))).alias("subscriptions"),
         F.array_sort(F.flatten(F.collect_list(F.transform("tps", lambda tp: F.concat(tp, F.lit("@"),
                                                                                    F.col("identity"))))))
@@ -96,4 +100,5 @@ def record_summaries(sequence: DataFrame, members: DataFrame) -> DataFrame:
         *[F.coalesce(c, empty).alias(c) for c in ("member_ids", "identities", "subscriptions", "owned", "tps")],
         F.coalesce("session_timeouts", F.create_map().cast("map<string,int>")).alias("session_timeouts"),
         F.coalesce("identity_members", F.create_map().cast("map<string,string>")).alias("identity_members"),
+        "max_rebalance_timeout_ms",
     )

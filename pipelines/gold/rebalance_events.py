@@ -2,7 +2,21 @@
 
 A rebalance is visible as a new generation in a GroupMetadata record; what changed is the
 difference between the last record before it and the first record of the new generation. When
-a rebalance began is not persisted (PreparingRebalance never is), so only bounds are given.
+a rebalance began is not persisted (PreparingRebalance never is), so only bounds are given, and
+each bound is only as tight as the records make it (issue 12, item 3):
+
+* the new generation's ``current_state_timestamp`` is when its join phase completed: every member
+  that stopped for the rebalance had stopped by then (an eager member revokes before it rejoins,
+  ``ConsumerCoordinator.onJoinPrepare``; a departed member was removed before);
+* a member's last offset commit before that moment is a moment it was still working: its partitions'
+  commits carry the broker's ``commitTimestamp``, and a commit from a removed member is refused
+  (UNKNOWN_MEMBER_ID), so nothing it did for this rebalance came earlier;
+* the previous record: the group was Stable (or Empty) when it was appended;
+* the members' rebalance timeouts (member metadata) cap how long a join phase lasts
+  (``GroupMetadataManager.prepareRebalance`` schedules the join to complete within
+  ``ClassicGroup.rebalanceTimeoutMs``), and the departed members' session timeouts how long before
+  the rebalance a member that vanished can have stopped: no bound reaches back to a previous
+  record written long before the group went quiet.
 """
 
 from __future__ import annotations
@@ -21,12 +35,15 @@ COOPERATIVE = ("cooperative-sticky",)
 EAGER = ("range", "roundrobin", "sticky")
 
 
-def transitions(summaries: DataFrame) -> DataFrame:
+def transitions(summaries: DataFrame, commits: DataFrame | None = None) -> DataFrame:
     """Each non-first, non-tombstone record beside its predecessor (``prev_*`` columns), with the diff.
 
-    ``summaries`` is ``group_history.record_summaries``. Records following a tombstone start a new
-    incarnation of the group and are not transitions.
+    ``summaries`` is ``group_history.record_summaries``; ``commits`` is silver.offset_commits (at least
+    the summaries' groups'), the evidence of when members were last at work (``last_commits``); without
+    it the bounds and causes use the GroupMetadata records alone. Records following a tombstone start a
+    new incarnation of the group and are not transitions.
     """
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     from pipelines.gold.group_history import _group_window
@@ -35,9 +52,15 @@ def transitions(summaries: DataFrame) -> DataFrame:
     handovers = partition_handovers(summaries)
     carried = ("is_tombstone", "generation", "record_timestamp", "current_state_timestamp", "member_count",
                "member_ids", "identities", "subscriptions", "owned", "tps", "session_timeouts",
-               "identity_members")
+               "identity_members", "max_rebalance_timeout_ms")
+    # Identities seen in any earlier record of this incarnation: a static member coming back after
+    # its session expired (or it was removed) is one of them (KIP-345: same group.instance.id).
+    earlier = Window.partitionBy("cluster_name", "group", "incarnation").orderBy(
+        "record_timestamp", "source_partition", "source_offset").rowsBetween(Window.unboundedPreceding, -1)
     frame = summaries.select("*", *[F.lag(c).over(w).alias(f"prev_{c}") for c in carried],
-                             F.max(F.size("tps")).over(w.rowsBetween(-(1 << 30), -1)).alias("most_tps_before"))
+                             F.max(F.size("tps")).over(w.rowsBetween(-(1 << 30), -1)).alias("most_tps_before"),
+                             F.array_distinct(F.flatten(F.collect_list("identities").over(earlier)))
+                             .alias("identities_before"))
     # Members that stayed but lost partitions nobody owns now: what the first round of a cooperative
     # rebalance does (KIP-429); each of them rejoins at once, which starts the follow-up rebalance.
     unowned_now = F.array_except(F.coalesce("prev_tps", F.array().cast("array<string>")), "tps")
@@ -56,19 +79,27 @@ def transitions(summaries: DataFrame) -> DataFrame:
     joined = F.array_except("identities", "prev_identities")
     left = F.array_except("prev_identities", "identities")
     frame = frame.join(handovers, list(RECORD_KEY), "left")
+    frame = frame.join(last_commits(frame, commits), list(RECORD_KEY), "left").withColumn(
+        "last_commits", F.coalesce("last_commits", F.create_map().cast("map<string,timestamp>")))
     frame = frame.select(
         "*",
         F.transform(joined, lambda i: F.col("identity_members")[i]).alias("members_joined"),
         F.transform(left, lambda i: F.col("prev_identity_members")[i]).alias("members_left"),
         F.size(F.array_intersect("identities", "prev_identities")).alias("members_kept"),
         F.transform(restarted, lambda i: F.substring(i, 3, 1 << 20)).alias("static_restarts"),
+        F.filter(joined, lambda i: i.startswith("i:") & F.array_contains("identities_before", i))
+        .alias("returned"),
+        F.forall(left, lambda i: (join_completed_ms() - F.unix_millis(F.greatest(
+            F.coalesce("prev_current_state_timestamp", "prev_record_timestamp"), F.col("last_commits")[i])))
+            < F.col("prev_session_timeouts")[i]).alias("none_expired"),
+        F.aggregate(left, F.lit(None).cast("long"),
+                    lambda acc, i: F.greatest(acc, F.col("prev_session_timeouts")[i].cast("long")))
+        .alias("left_max_session_ms"),
         F.coalesce("kept", F.lit(0)).alias("partitions_kept"),
         F.coalesce("moved", F.lit(0)).alias("partitions_moved"),
-        F.aggregate(left, F.lit(None).cast("long"),
-                    lambda acc, i: F.least(acc, F.col("prev_session_timeouts")[i].cast("long")))
-        .alias("left_min_session_ms"),
     )
-    return frame.drop("kept", "moved").withColumn("likely_cause", likely_cause())
+    frame = frame.drop("kept", "moved").withColumn("likely_cause", likely_cause())
+    return frame.select("*", *stop_bounds())
 
 
 def owned_partition(owned: Column) -> Column:
@@ -123,6 +154,51 @@ def partition_handovers(summaries: DataFrame) -> DataFrame:
     )
 
 
+def join_completed_ms() -> Column:
+    """When the new generation's join phase completed (its ``current_state_timestamp``; the record's
+    append time where the record has none, value v0/v1), in epoch milliseconds."""
+    from pyspark.sql import functions as F
+
+    return F.unix_millis(F.coalesce("current_state_timestamp", "record_timestamp"))
+
+
+def last_commits(frame: DataFrame, commits: DataFrame | None) -> DataFrame:
+    """Per transition (``RECORD_KEY``): ``last_commits``, identity -> the latest commit on a partition that
+    identity owned in the previous record, after that record and up to the new generation's join
+    completion (``current_state_timestamp``).
+
+    Why it is evidence: a classic member commits with its member id and generation, which the
+    coordinator checks (``ClassicGroup.validateOffsetCommit``: UNKNOWN_MEMBER_ID once removed,
+    REBALANCE_IN_PROGRESS while CompletingRebalance), and a commit keeps the member's session alive
+    (``OffsetMetadataManager.commitOffset`` reschedules its heartbeat in Stable and PreparingRebalance).
+    So the owner of a partition committed at that moment: it was at work then, and its session cannot
+    expire sooner than ``session.timeout.ms`` later. The record does not say who committed; the
+    partition's owner in the previous record is taken as the committer (clients commit what they own).
+    Empty when ``commits`` is None.
+    """
+    from pyspark.sql import functions as F
+
+    spark = frame.sparkSession
+    if commits is None:
+        return spark.createDataFrame([], "cluster_name string, source_topic string, source_partition int, "
+                                         "source_offset long, last_commits map<string,timestamp>")
+    owned = frame.select(
+        *RECORD_KEY, "group", F.col("prev_record_timestamp").alias("after"),
+        F.coalesce("current_state_timestamp", "record_timestamp").alias("until"),
+        F.explode(F.coalesce("prev_owned", F.array().cast("array<string>"))).alias("entry"))
+    owned = owned.select("*", owned_partition(F.col("entry")).alias("tp"), owner_identity(F.col("entry"))
+                         .alias("identity"))
+    made = commits.filter(~F.col("is_tombstone") & F.col("commit_timestamp").isNotNull()).select(
+        F.col("cluster_name").alias("c_cluster"), F.col("group").alias("c_group"),
+        F.concat("topic", F.lit("/"), F.col("partition").cast("string")).alias("c_tp"), "commit_timestamp")
+    hits = owned.join(made, (owned["cluster_name"] == made["c_cluster"]) & (owned["group"] == made["c_group"])
+                      & (owned["tp"] == made["c_tp"]) & (made["commit_timestamp"] > owned["after"])
+                      & (made["commit_timestamp"] <= owned["until"]))
+    per_identity = hits.groupBy(*RECORD_KEY, "identity").agg(F.max("commit_timestamp").alias("last_commit"))
+    return per_identity.groupBy(*RECORD_KEY).agg(
+        F.map_from_entries(F.collect_list(F.struct("identity", "last_commit"))).alias("last_commits"))
+
+
 def likely_cause() -> Column:
     """The most likely trigger of the rebalance, from what changed between the two records.
 
@@ -130,23 +206,31 @@ def likely_cause() -> Column:
     expires, a member's subscription changes, or the leader rejoins (it does so when it sees
     new partitions or topics at a metadata refresh, and in cooperative rebalancing to hand out
     revoked partitions) -- ``ClassicGroup``/``GroupMetadataManager`` rebalance reasons.
+
+    Departures (issue 12, item 4): the coordinator removes a member whose session expired no sooner
+    than ``session.timeout.ms`` (its member metadata) after its last sign of life: its join (the
+    previous generation's ``current_state_timestamp``) or its last commit (``last_commits``; a commit
+    reschedules the session, ``OffsetMetadataManager.commitOffset``). When every departed member was
+    gone sooner than that -- the join phase completed within its session timeout of its last sign of
+    life -- none expired: each sent a LeaveGroup (``close()``, or librdkafka/Java on
+    ``max.poll.interval.ms``) or was dropped for not rejoining in time: ``member_left``. Otherwise an
+    expiry is possible, but so is a LeaveGroup from a member that had been idle (no commits) for a
+    session timeout: the records cannot tell, and the label stays ``member_left_or_vanished``.
+
+    A static member (``group.instance.id``) that joins again after it had been removed (its session
+    expired, KIP-345: static members send no LeaveGroup on close) is ``static_member_returned``, not a
+    new member: the same instance id is in an earlier record of this incarnation.
     """
     from pyspark.sql import functions as F
 
     joined, left = F.size("members_joined") > 0, F.size("members_left") > 0
-    formed_after_ms = F.unix_millis(F.coalesce("current_state_timestamp", "record_timestamp")) \
-        - F.unix_millis(F.coalesce("prev_current_state_timestamp", "prev_record_timestamp"))
-    # Every member of a generation had just joined when it formed (prev currentStateTimestamp); its
-    # session cannot have expired before that plus its session timeout. A next generation formed
-    # earlier than that means it was no session expiry: a LeaveGroup (also sent on poll timeout), or
-    # the coordinator dropping it for not rejoining or syncing within the rebalance timeout.
-    surely_left = F.col("left_min_session_ms").isNotNull() & (formed_after_ms < F.col("left_min_session_ms"))
     follow_up = cooperative_follow_up()
     return (
         F.when(~F.col("new_generation"), F.when(F.size("static_restarts") > 0, F.lit("static_member_restart")))
         .when(joined & left, "members_joined_and_left")
+        .when(joined & (F.size("returned") == F.size("members_joined")), "static_member_returned")
         .when(joined, "member_joined")
-        .when(left & surely_left, "member_left")
+        .when(left & F.col("none_expired"), "member_left")
         .when(left, "member_left_or_vanished")
         .when(follow_up, "cooperative_follow_up")
         .when(F.size("static_restarts") > 0, "static_member_rejoined")
@@ -154,6 +238,44 @@ def likely_cause() -> Column:
         .when(F.size("tps") > F.coalesce("most_tps_before", F.lit(0)), "metadata_changed")
         .otherwise("leader_rejoined")
     )
+
+
+def stop_bounds() -> list[Column]:
+    """``stopped_at_lower_bound`` and ``stopped_at_upper_bound``: every member of the previous generation
+    that stopped working for this rebalance (revoked its partitions, left, or died) did so in between.
+
+    Upper: the new generation's join completion (``current_state_timestamp``): a member that stayed
+    had rejoined by then, and revokes before rejoining (eager; cooperative members revoke only what
+    moves, also before rejoining -- KIP-429); one that left had been removed by then.
+
+    Lower, the latest of:
+    * the previous record's append time (members got that generation's assignment no sooner);
+    * the earliest of the members' last commits before join completion (``last_commits``; each member
+      worked until at least its own), when every member of the previous record made one; with one
+      silent member, nothing is known of its work after the previous record;
+    * join completion minus the longest join phases the members' rebalance timeouts allow (one
+      PreparingRebalance per generation the rebalance went through, and a CompletingRebalance for each
+      generation cut short before its record: ``2 * generations - 1`` rebalance timeouts), minus the
+      longest session timeout among the departed members (one that vanished stopped at most that long
+      before the coordinator removed it). This caps the bound at what the group's own timeouts allow,
+      however long ago the previous record was written.
+
+    Null for a static member restart (no rebalance) and when the previous record had no members
+    (nobody was working).
+    """
+    from pyspark.sql import functions as F
+
+    completed = F.coalesce("current_state_timestamp", "record_timestamp")
+    commits = F.array_min(F.transform("prev_identities", lambda i: F.coalesce(
+        F.col("last_commits")[i], F.col("prev_record_timestamp"))))
+    generations = (F.col("generation") - F.col("prev_generation")).cast("long")
+    rebalance_timeout = F.greatest("prev_max_rebalance_timeout_ms", "max_rebalance_timeout_ms").cast("long")
+    cap_ms = (F.lit(2) * generations - 1) * rebalance_timeout + F.coalesce("left_max_session_ms", F.lit(0))
+    capped = F.timestamp_millis(join_completed_ms() - cap_ms)  # null when no rebalance timeout is known
+    applies = F.col("new_generation") & (F.coalesce("prev_member_count", F.lit(0)) > 0)
+    lower = F.least(F.greatest("prev_record_timestamp", commits, capped), completed)
+    return [F.when(applies, lower).alias("stopped_at_lower_bound"),
+            F.when(applies, completed).alias("stopped_at_upper_bound")]
 
 
 def cooperative_follow_up() -> Column:
@@ -192,7 +314,9 @@ def rebalance_events(transition_rows: DataFrame, settings: Settings, others: Dat
         F.col("prev_record_timestamp").alias("last_stable_at"),
         F.when(F.col("new_generation"), F.col("current_state_timestamp")).alias("join_completed_at"),
         F.col("record_timestamp").alias("stable_at"),
-        (F.unix_millis("record_timestamp") - F.unix_millis("prev_record_timestamp")).alias("duration_upper_bound_ms"),
+        "stopped_at_lower_bound", "stopped_at_upper_bound",
+        (F.unix_millis("record_timestamp") - F.unix_millis("stopped_at_upper_bound")).alias("stopped_ms_lower_bound"),
+        (F.unix_millis("record_timestamp") - F.unix_millis("stopped_at_lower_bound")).alias("stopped_ms_upper_bound"),
         F.coalesce("prev_member_count", F.lit(0)).alias("members_before"),
         F.coalesce("member_count", F.lit(0)).alias("members_after"),
         "members_joined", "members_left", "members_kept", "static_restarts", "partitions_moved", "partitions_kept",

@@ -116,11 +116,17 @@ def evolve_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> No
 
 
 def group_tables(metadata: DataFrame, members: DataFrame, settings: Settings,
-                 consumer: dict[str, DataFrame] | None = None) -> dict[str, DataFrame]:
+                 consumer: dict[str, DataFrame] | None = None, commits: DataFrame | None = None
+                 ) -> dict[str, DataFrame]:
     """Every group gold table from silver group_metadata and group_members rows (all, or some groups').
 
     ``consumer``: the KIP-848 groups' rows of each table (``consumer_groups.consumer_group_tables``),
     added to the classic ones (the storm flag of rebalance events is computed over both).
+    ``commits``: silver.offset_commits rows of (at least) the same groups: the members' last commits
+    bound when they stopped for a rebalance and tell a LeaveGroup from a possible session expiry
+    (``rebalance_events.last_commits``). A commit made before a GroupMetadata record is appended
+    before it in the same ``__consumer_offsets`` partition, so a refresh that sees a record has
+    every commit that bears on it.
     """
     from pipelines.gold import group_history
     from pipelines.gold.group_generations import group_generations
@@ -131,7 +137,7 @@ def group_tables(metadata: DataFrame, members: DataFrame, settings: Settings,
 
     sequence = group_history.record_sequence(metadata)
     member_rows = group_history.member_sequence(sequence, members)
-    transition_rows = transitions(group_history.record_summaries(sequence, members))
+    transition_rows = transitions(group_history.record_summaries(sequence, members), commits)
     consumer = consumer or {}
     events = rebalance_events(transition_rows, settings, consumer.get(rebalance_events_schema.TABLE.name))
     frames = {
@@ -157,7 +163,7 @@ def full_rebuild(spark: SparkSession, settings: Settings) -> dict[str, DataFrame
     consumer = (consumer_group_tables(spark, settings, records, [commits]) if has_consumer_groups(records)
                 else None)
     frames = group_tables(read_table(spark, settings, group_metadata.TABLE),
-                          read_table(spark, settings, group_members.TABLE), settings, consumer)
+                          read_table(spark, settings, group_members.TABLE), settings, consumer, commits)
     return {committed_offsets_schema.TABLE.name: committed_offsets(commits),
             offset_commit_rate_schema.TABLE.name: offset_commit_rate(commits), **frames}
 
@@ -195,8 +201,9 @@ def refresh_gold(spark: SparkSession, settings: Settings) -> dict[str, int]:
             return (_read_version(spark, settings, spec, version) if version is not None
                     else spark.createDataFrame([], spec.schema))
 
-        group_metadata_rows, member_rows, records = (
-            rows_of(spec) for spec in (group_metadata.TABLE, group_members.TABLE, consumer_group_records.TABLE))
+        group_metadata_rows, member_rows, records, commit_rows = (
+            rows_of(spec) for spec in (group_metadata.TABLE, group_members.TABLE, consumer_group_records.TABLE,
+                                       offset_commits.TABLE))
         from pipelines.gold.consumer_groups import RECORD_TYPES, consumer_group_tables, has_consumer_groups
 
         records = records.filter(F.col("type").isin(*RECORD_TYPES))
@@ -204,6 +211,7 @@ def refresh_gold(spark: SparkSession, settings: Settings) -> dict[str, int]:
             in_scope = F.broadcast(spark.createDataFrame(groups, "cluster_name string, group string"))
             group_metadata_rows = group_metadata_rows.join(in_scope, ["cluster_name", "group"], "left_semi")
             member_rows = member_rows.join(in_scope, ["cluster_name", "group"], "left_semi")
+            commit_rows = commit_rows.join(in_scope, ["cluster_name", "group"], "left_semi")
             records = records.join(in_scope.withColumnRenamed("group", "group_id"), ["cluster_name", "group_id"],
                                    "left_semi")
         # The affected groups' records are few (one per rebalance): materialise them once for five tables.
@@ -218,7 +226,7 @@ def refresh_gold(spark: SparkSession, settings: Settings) -> dict[str, int]:
             if commits is not None and commits.rows is not None:
                 known.append(commits.rows)
             consumer = consumer_group_tables(spark, settings, records, known)
-        frames = group_tables(group_metadata_rows, member_rows, settings, consumer)
+        frames = group_tables(group_metadata_rows, member_rows, settings, consumer, commit_rows)
         for spec in GROUP_TABLES:
             replace_groups(settings, spec, frames[spec.name], groups)
 

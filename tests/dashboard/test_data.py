@@ -15,8 +15,9 @@ MIN = 60_000
 def event(group: str, to_generation: int, at: int, event_type: str = "rebalance", storm: bool = False,
           cluster: str = "c") -> dict:
     return {"cluster_name": cluster, "group": group, "event_type": event_type, "from_generation": to_generation - 1,
-            "to_generation": to_generation, "stable_at": at, "duration_upper_bound_ms": 250, "members_before": 1,
-            "members_after": 2, "partitions_moved": 3, "likely_cause": "member_joined", "is_storm": storm}
+            "to_generation": to_generation, "stable_at": at, "stopped_ms_lower_bound": 100,
+            "stopped_ms_upper_bound": 250, "members_before": 1, "members_after": 2, "partitions_moved": 3,
+            "likely_cause": "member_joined", "is_storm": storm}
 
 
 def lag_row(group: str, snapshot: int, partition: int, lag: int | None, group_lag: int | None,

@@ -41,9 +41,9 @@ def generation(group: str, gen: int, members: int, started: float, ended: float 
 
 def rebalance(group: str, before: int, after: int, cause: str, stable: float, **extra: object) -> dict:
     row = {"group": group, "event_type": "rebalance", "from_generation": before, "to_generation": after,
-           "stable_at": at(stable), "duration_upper_bound_ms": 800, "members_before": before,
-           "members_after": after, "partitions_moved": 3, "likely_cause": cause, "rebalance_protocol": "eager",
-           "static_restarts": [], "is_storm": False}
+           "stable_at": at(stable), "stopped_ms_lower_bound": 300, "stopped_ms_upper_bound": 800,
+           "members_before": before, "members_after": after, "partitions_moved": 3, "likely_cause": cause,
+           "rebalance_protocol": "eager", "static_restarts": [], "is_storm": False}
     return {**row, **extra}
 
 
@@ -100,9 +100,9 @@ def test_a_group_shows_its_generations_with_member_counts_and_why_each_ended() -
 def test_rebalances_are_listed_in_time_order_with_their_likely_cause_and_protocol() -> None:
     lines = lines_of(SCALE_OUT, "scale")
     first = lines.index("    gen 1 -> 2 at 02:00:01.100: member_joined "
-                        "(1 -> 2 members, 3 partitions moved, took <= 0.8s, eager)")
+                        "(1 -> 2 members, 3 partitions moved, members stopped >= 0.3s, <= 0.8s, eager)")
     second = lines.index("    gen 2 -> 3 at 02:00:02.100: member_joined "
-                         "(2 -> 3 members, 3 partitions moved, took <= 0.8s, eager)")
+                         "(2 -> 3 members, 3 partitions moved, members stopped >= 0.3s, <= 0.8s, eager)")
     assert first < second
 
 
@@ -117,8 +117,8 @@ def test_a_static_restart_is_shown_as_kept_generation_without_a_rebalance() -> N
 def test_a_storm_and_a_cooperative_rebalance_are_flagged() -> None:
     gold = GoldRows(rebalances=[rebalance("coop", 1, 2, "leader_rejoined", 1, rebalance_protocol="cooperative",
                                           is_storm=True, partitions_moved=0)])
-    assert "    gen 1 -> 2 at 02:00:01.000: leader_rejoined (1 -> 2 members, 0 partitions moved, took <= 0.8s, " \
-           "cooperative, STORM)" in lines_of(gold, "coop")
+    assert "    gen 1 -> 2 at 02:00:01.000: leader_rejoined (1 -> 2 members, 0 partitions moved, " \
+           "members stopped >= 0.3s, <= 0.8s, cooperative, STORM)" in lines_of(gold, "coop")
 
 
 def test_current_members_are_listed_with_the_partitions_they_own() -> None:

@@ -182,7 +182,11 @@ def test_a_rebalance_per_settled_epoch_measured_against_the_previous_settled_one
         (3, 4, 8000, 5100, None, 8000, 1, 0, [], [A], 0, 0, 0, "member_left_or_vanished"),
     ]
     events = [row for name, row in history_rows(history) if name == "gold.rebalance_events"]
-    assert [e["duration_upper_bound_ms"] for e in events] == [0, 500, 100, 0]
+    # The start of a KIP-848 rebalance is recorded (the first bump): no member stopped before it.
+    # (nobody was there to stop in the new group)
+    assert [e.get("stopped_ms_upper_bound") for e in events] == [None, 500, 100, 0]
+    assert [(e["stopped_at_lower_bound"], e["stopped_at_upper_bound"]) for e in events[1:]] == \
+        [(e["started_at"], e["stable_at"]) for e in events[1:]]
 
 
 def test_an_epoch_superseded_before_it_settles_is_part_of_the_next_rebalance() -> None:

@@ -131,7 +131,12 @@ def test_rebalance_events_have_one_row_per_new_generation_and_flag_storms(run) -
     expected = sorted((group, gen["generation"]) for result in run["results"]
                       for group, gens in visible_generations(result).items() for gen in gens[1:])
     assert sorted((r["group"], r["to_generation"]) for r in rebalances) == expected
-    assert all(r["duration_upper_bound_ms"] >= 0 for r in rebalances)
+    # Bounds, where someone was there to stop: ordered, and never past the moment the group was Stable again.
+    bounded = [r for r in rebalances if r["members_before"]]
+    assert bounded and all(r["last_stable_at"] <= r["stopped_at_lower_bound"] <= r["stopped_at_upper_bound"]
+                           <= r["stable_at"] for r in bounded)
+    assert all(0 <= r["stopped_ms_lower_bound"] <= r["stopped_ms_upper_bound"] for r in bounded)
+    assert all(r["stopped_at_lower_bound"] is None for r in rebalances if not r["members_before"])
     storms = {r["group"] for r in rebalances if r["is_storm"]}
     assert "workers" in storms and "billing" not in storms
     # The static members' restarts that kept generation 1 (static-membership-restart): edge-b, then edge-a.
