@@ -128,6 +128,16 @@ def test_lag_at_a_snapshot_is_what_was_produced_minus_what_was_committed(spark, 
     assert {(r.group, r.partition): r.lag for r in after if r.snapshot_id == s3.snapshot_id} == {
         (full, 0): 5, (full, 1): 5, (partial, 0): 12, (partial, 1): 0}
 
+    # The dashboard at s3, taken without message timestamps: partial's partition 0 lags 12 with no
+    # message-time estimate, its partition 1 has caught up (0 s). The group's message-time lag is
+    # unknown, not the 0 s of its caught-up partition (issue 12, item 8); interpolation ages it.
+    from dashboard.data import Filters, consumer_status
+
+    at_s3 = [r.asDict() for r in after if r.snapshot_id == s3.snapshot_id and r.group == partial]
+    (status,) = consumer_status([], [], [], at_s3, Filters())
+    assert (status["max_lag_seconds_message_timestamp"], status["lag_seconds_unknown_message_timestamp"]) == (None, 1)
+    assert status["max_lag_seconds_interpolated"] > 0 and status["lag_seconds_unknown_interpolated"] == 0
+
 
 def test_a_group_deleted_after_a_snapshot_keeps_that_lag_only_and_a_recreated_one_resumes(
         spark, settings_for, capsys) -> None:  # type: ignore[no-untyped-def]
