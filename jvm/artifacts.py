@@ -96,9 +96,7 @@ def resolve(name: str, *, quiet: bool = True) -> tuple[ArtifactSet, bool]:
     target = artifact_set(name)
     if target.is_resolved():
         return target, False
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise ArtifactError("Maven ('mvn') is not on PATH; install it (apt-get install maven) and retry")
+    mvn = _mvn()
     if target.libs_dir.exists():
         shutil.rmtree(target.libs_dir)
     target.cache_dir.mkdir(parents=True, exist_ok=True)
@@ -111,11 +109,7 @@ def resolve(name: str, *, quiet: bool = True) -> tuple[ArtifactSet, bool]:
         "-DincludeScope=runtime",
         f"-DoutputDirectory={target.libs_dir}",
     ]
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        errors = [line for line in (result.stdout + result.stderr).splitlines() if "ERROR" in line]
-        detail = errors[0] if errors else (result.stderr.strip().splitlines() or ["no output"])[-1]
-        raise ArtifactError(f"Maven could not resolve '{name}' from {target.pom.name}: {detail}")
+    _run_maven(command, f"Maven could not resolve '{name}' from {target.pom.name}")
     target.stamp.write_text(target.fingerprint() + "\n")
     return target, True
 
@@ -163,9 +157,7 @@ def build_offset_commit_udf(*, quiet: bool = True) -> tuple[Path, bool]:
         return offset_commit_udf_jar(), False
     except ArtifactError:
         pass
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise ArtifactError("Maven ('mvn') is not on PATH; install it (apt-get install maven) and retry")
+    mvn = _mvn()
     jars = _pyspark_jars()
     versions = {}
     for prefix, key in (("spark-sql-api_2.13-", "spark.version"), ("scala-library-", "scala.version")):
@@ -181,13 +173,25 @@ def build_offset_commit_udf(*, quiet: bool = True) -> tuple[Path, bool]:
         f"-Dmaven.repo.local={cache_dir() / 'm2'}", f"-Dbuild.dir={target}", f"-Dpyspark.jars={jars}",
         *(f"-D{key}={value}" for key, value in versions.items()), "package",
     ]
+    _run_maven(command, f"Maven could not build the offset-commit UDF ({UDF_PROJECT})")
+    (target / "udf.stamp").write_text(_udf_fingerprint(jars) + "\n")
+    return offset_commit_udf_jar(), True
+
+
+def _mvn() -> str:
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise ArtifactError("Maven ('mvn') is not on PATH; install it (apt-get install maven) and retry")
+    return mvn
+
+
+def _run_maven(command: list[str], failure: str) -> None:
+    """Run Maven; on failure, one line: ``failure`` and Maven's first ERROR line."""
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         errors = [line for line in (result.stdout + result.stderr).splitlines() if "ERROR" in line]
         detail = errors[0] if errors else (result.stderr.strip().splitlines() or ["no output"])[-1]
-        raise ArtifactError(f"Maven could not build the offset-commit UDF ({UDF_PROJECT}): {detail}")
-    (target / "udf.stamp").write_text(_udf_fingerprint(jars) + "\n")
-    return offset_commit_udf_jar(), True
+        raise ArtifactError(f"{failure}: {detail}")
 
 
 def artifact_name(jar: Path) -> str:

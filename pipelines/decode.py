@@ -142,7 +142,6 @@ def decode_raw_records(raw: DataFrame, present: Collection[int | None] | None = 
     """
     from pyspark.sql import functions as F
 
-    register_jvm_udfs(raw.sparkSession)
     routed = raw.select(*RAW_COLUMNS, record_type_column(F.col("key")).alias("record_type"))
     kind = F.col("record_type")
     spark = raw.sparkSession
@@ -200,7 +199,6 @@ def record_type_counts(raw: DataFrame) -> DataFrame:
     """(record_type, partition, count) of raw records: which families a batch needs, and its records per partition."""
     from pyspark.sql import functions as F
 
-    register_jvm_udfs(raw.sparkSession)
     return raw.groupBy(record_type_column(F.col("key")).alias("record_type"), F.col("partition")).count()
 
 
