@@ -100,6 +100,7 @@ def register_jvm_udfs(spark: Any) -> None:
     udfs.register(RECORD_TYPE_UDF, record_type)
     udfs.register(OFFSET_COMMIT_UDF, commit)
 
+
 def record_type_column(key: Column) -> Column:
     """The key's leading big-endian int16, null when the key is shorter than two bytes (a JVM UDF)."""
     from pyspark.sql import functions as F
@@ -170,7 +171,7 @@ def decode_raw_records(raw: DataFrame, present: Collection[int | None] | None = 
 def _offset_commit_family(commits: DataFrame) -> DataFrame:
     """Offset commits decoded in the JVM by Kafka's own classes, the rest by the Python decoders.
 
-    The UDF (``jvm/offset-commit-udf``, registered here) returns null for any record it does not
+    The UDF (``jvm/offset-commit-udf``, registered by ``register_jvm_udfs``) returns null for any record it does not
     decode exactly (see its class comment); those few go through ``decode_offset_commit_batches``,
     which decodes them as the reference decoder does or quarantines them with its reason. No row of
     a well-formed commit goes through Python: measured in bench/decode.py, the Arrow round trip to a
