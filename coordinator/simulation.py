@@ -107,6 +107,7 @@ class Simulation:
             "end_ms": self.scenario.start_ms + self.scenario.duration_ms,
             "seed": self.scenario.seed,
             "offsets_topic_partitions": self.scenario.broker.offsets_topic_num_partitions,
+            "network_latency_ms": self.scenario.network_latency_ms,
             "record_count": len(records),
             **self.recorder.timeline(),
         }

@@ -24,13 +24,25 @@ records can show:
 * committed offsets: the last commit per partition, minus partitions whose offset was removed
   (expiry, OffsetDelete, group deletion) at or after that commit;
 * a generation's ``end_reason`` (gold's likely cause) must stand for the reference's actual cause
-  when exactly one rebalance separates it from the next visible generation (``CAUSES``).
+  when exactly one rebalance separates it from the next visible generation (``CAUSES``);
+* rebalance events (issue 12, items 1-4): one per visible generation after the first of an
+  incarnation. A partition moved when its owner (static id, else member id) in the new generation is
+  not its last owner in an earlier visible generation since the group was last Empty -- so a
+  cooperative rebalance's revoking round moves nothing and its follow-up moves what was revoked. The
+  moments the reference's consumers stopped working for the rebalance (revoked or lost partitions,
+  closed, crashed, or stalled into a poll timeout) must lie within gold's ``stopped_at`` bounds, which
+  are on the broker's clock: a consumer that commits as it closes stops one network latency before the
+  broker stamps that commit, so each stop is taken as the broker would see it, one latency later; and
+  when gold names the members that may have triggered a rebalance, the member the coordinator names
+  in its reason must be one of them. Static member restarts without a rebalance are not compared.
+  KIP-848 groups are not: the reference coordinator simulates the classic protocol only.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -44,6 +56,7 @@ from schemas import group_generations as group_generations_schema
 from schemas import group_membership as group_membership_schema
 from schemas import group_state_history as group_state_history_schema
 from schemas import partition_assignments as partition_assignments_schema
+from schemas import rebalance_events as rebalance_events_schema
 from schemas.validation_diffs import TABLE as DIFFS
 
 if TYPE_CHECKING:
@@ -94,7 +107,7 @@ class ValidationReport:
 
     def counts(self) -> dict[tuple[str, str], int]:
         """(scenario, table) -> number of differences, for every scenario and compared table."""
-        counts = {(s, spec.name): 0 for s in self.scenarios for spec, _, _ in TABLES}
+        counts = {(s, spec.name): 0 for s in self.scenarios for spec in (c.spec for c in TABLES)}
         for d in self.diffs:
             counts[(d.scenario, d.table)] = counts.get((d.scenario, d.table), 0) + 1
         return counts
@@ -224,14 +237,114 @@ def expected_committed_offsets(result: SimulationResult) -> list[dict]:
     return list(expected.values())
 
 
-# (table spec, key columns, expected rows); the compared fields are the expected rows' other keys.
-TABLES: tuple[tuple[Any, tuple[str, ...], Callable[[SimulationResult], list[dict]]], ...] = (
-    (group_generations_schema.TABLE, ("group", "generation", "started_at"), expected_group_generations),
-    (group_membership_schema.TABLE, ("group", "member_id", "valid_from"), expected_group_membership),
-    (partition_assignments_schema.TABLE, ("group", "topic", "partition", "valid_from"),
-     expected_partition_assignments),
-    (group_state_history_schema.TABLE, ("group", "state", "at"), expected_group_state_history),
-    (committed_offsets_schema.TABLE, ("group", "topic", "partition"), expected_committed_offsets),
+# Client events at which a reference consumer stops working on partitions it owned.
+_STOPPING = ("partitions_revoked", "partitions_lost", "close")
+# The member named in the coordinator's reason for a rebalance (GroupMetadataManager's messages:
+# "Leader <id> re-joining group during Stable", "Updating metadata for member <id> during Stable", ...).
+_TRIGGER = re.compile(r"^(?:Leader|Updating metadata for member|Adding new member) (\S+)")
+
+
+def stop_moments(result: SimulationResult) -> dict[str, list[tuple[int, int]]]:
+    """Per member id, (event index, time) of each moment its consumer stopped working on partitions it owned.
+
+    A revocation or loss of at least one partition, a close with partitions, a crash, or the start of a
+    stall that ended in a poll timeout (the application stopped polling then, its heartbeats went on).
+    Each moment goes to the member id the consumer held then (a restarted consumer has a new one). The
+    event index orders moments that share a millisecond (a cooperative member revokes in the same
+    millisecond as the generation that took its partitions forms, when the scenario has no latency).
+    """
+    current: dict[str, str] = {}
+    stalled: dict[str, tuple[int, int]] = {}
+    moments: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for index, e in enumerate(result.timeline["events"]):
+        if not e["source"].startswith("consumer:"):
+            continue
+        consumer, kind = e["source"], e["kind"]
+        if kind == "join_group_response" and e.get("member_id"):
+            current[consumer] = e["member_id"]
+        member = current.get(consumer)
+        if member is None:
+            continue
+        if (kind in _STOPPING and e.get("partitions")) or kind == "crash":
+            moments[member].append((index, e["at"]))
+        elif kind == "stall":
+            stalled[consumer] = (index, e["at"])
+        elif kind == "poll_timeout_expired" and consumer in stalled:
+            moments[member].append(stalled.pop(consumer))
+    return moments
+
+
+def _generation_events(result: SimulationResult) -> dict[tuple[str, int, int], int]:
+    """(group, generation, started_at) -> index of the coordinator's event that started it."""
+    return {(e["group"], e["generation"], e["at"]): index for index, e in enumerate(result.timeline["events"])
+            if e["source"] == "coordinator" and e["kind"] == "generation"}
+
+
+def _owners(generation: dict) -> dict[tuple[str, int], str]:
+    """(topic, partition) -> its owner's identity (group.instance.id, else member id) in ``generation``."""
+    return {(a["topic"], p): m["group_instance_id"] or m["member_id"]
+            for m in generation["members"] for a in (m["assignment"] or []) for p in a["partitions"]}
+
+
+def expected_rebalance_events(result: SimulationResult) -> list[dict]:
+    stops, started = stop_moments(result), _generation_events(result)
+    latency = result.timeline.get("network_latency_ms", 0)
+    replaced = {e["old_member_id"]: e["at"] for e in result.timeline["events"]
+                if e["kind"] == "static_member_replaced"}
+    rows = []
+    for group, generations in visible_generations(result).items():
+        removals = [r["at"] for g in result.timeline["groups"] if g["group"] == group for r in g["removals"]]
+        last_owner: dict[tuple[str, int], str] = {}
+        for before, after in zip([None, *generations], generations, strict=False):
+            owners = _owners(after)
+            new_incarnation = before is None or after["generation"] <= before["generation"] or any(
+                before["started_at"] <= at <= after["started_at"] for at in removals)
+            if new_incarnation:
+                last_owner = {}
+            else:
+                consecutive = after["generation"] == before["generation"] + 1
+                window = [started.get((group, g["generation"], g["started_at"]), -1) for g in (before, after)]
+                stopped = sorted(at for m in before["members"] for index, at in stops.get(m["member_id"], [])
+                                 if window[0] < index < window[1]
+                                 # back under a new id without a rebalance: it did not stop for this one
+                                 and replaced.get(m["member_id"], after["started_at"] + 1) > after["started_at"])
+                trigger = _TRIGGER.match(after["rebalance_reason"] or "") if consecutive else None
+                rows.append({
+                    "group": group, "from_generation": before["generation"], "to_generation": after["generation"],
+                    "join_completed_at": after["started_at"],
+                    "partitions_moved": sum(1 for tp, owner in owners.items() if last_owner.get(tp, owner) != owner),
+                    # not gold columns: checked against gold's likely_cause, triggered_by and stopped_at bounds
+                    "likely_cause": before["end_reason"] if consecutive else None,
+                    "triggered_by": trigger.group(1) if trigger else None,
+                    # as the broker saw them: a client's act reaches it one network latency later
+                    "stopped_at": [stopped[0] + latency, stopped[-1] + latency] if stopped else None,
+                })
+            if not after["member_count"]:
+                last_owner = {}  # nothing moves from before the group went Empty
+            last_owner.update(owners)
+    return rows
+
+
+@dataclass(frozen=True)
+class Compared:
+    """One compared gold table: its key columns, the expected rows, and which of its rows are compared."""
+
+    spec: Any
+    key: tuple[str, ...]
+    expected: Callable[[SimulationResult], list[dict]]
+    where: str = "true"
+
+
+# The compared fields are the expected rows' keys other than ``key``.
+TABLES: tuple[Compared, ...] = (
+    Compared(group_generations_schema.TABLE, ("group", "generation", "started_at"), expected_group_generations),
+    Compared(group_membership_schema.TABLE, ("group", "member_id", "valid_from"), expected_group_membership),
+    Compared(partition_assignments_schema.TABLE, ("group", "topic", "partition", "valid_from"),
+             expected_partition_assignments),
+    Compared(group_state_history_schema.TABLE, ("group", "state", "at"), expected_group_state_history),
+    Compared(committed_offsets_schema.TABLE, ("group", "topic", "partition"), expected_committed_offsets),
+    Compared(rebalance_events_schema.TABLE, ("group", "from_generation", "to_generation"),
+             expected_rebalance_events, where="event_type = 'rebalance'"),
 )
 
 
@@ -258,8 +371,12 @@ def compare_table(scenario: str, table: str, key: tuple[str, ...], expected: lis
                   actual: list[dict]) -> list[Diff]:
     """Differences between expected and actual rows, matched on ``key``; fields are the expected rows' columns.
 
-    ``end_reason`` (group_generations) is compared through ``CAUSES``: the expected value is the
-    reference's cause (None: not checked), the actual gold's likely cause.
+    Three expected fields are the reference's facts, checked against what gold may claim (None: not
+    checked): ``end_reason`` and ``likely_cause``, the reference's cause, must be one gold's likely cause
+    stands for (``CAUSES``); ``triggered_by``, the member the coordinator named, must be among gold's
+    ``triggered_by`` when gold lists any, and is required when gold says ``cooperative_follow_up``;
+    ``stopped_at``, the first and last moment a member stopped, must lie within gold's
+    ``stopped_at_lower_bound`` .. ``stopped_at_upper_bound``.
     """
     diffs = []
     fields = sorted({f for row in expected for f in row} - set(key))
@@ -271,11 +388,17 @@ def compare_table(scenario: str, table: str, key: tuple[str, ...], expected: lis
             diffs.append(Diff(scenario, table, name, ROW, _json(e), _json(shown)))
             continue
         for f in fields:
-            if f == "end_reason":
-                if e[f] is not None and e[f] not in CAUSES.get(a.get(f), set()):
-                    diffs.append(Diff(scenario, table, name, f, _json(e[f]), _json(a.get(f))))
-            elif e[f] != a.get(f):
-                diffs.append(Diff(scenario, table, name, f, _json(e[f]), _json(a.get(f))))
+            shown, ok = a.get(f), e[f] == a.get(f)
+            if f in ("end_reason", "likely_cause"):
+                ok = e[f] is None or e[f] in CAUSES.get(a.get(f), set())
+            elif f == "triggered_by":
+                named = a.get(f) or []
+                ok = e[f] is None or (e[f] in named if named else a.get("likely_cause") != "cooperative_follow_up")
+            elif f == "stopped_at":
+                shown = [a.get("stopped_at_lower_bound"), a.get("stopped_at_upper_bound")]
+                ok = e[f] is None or (None not in shown and shown[0] <= e[f][0] and e[f][1] <= shown[1])
+            if not ok:
+                diffs.append(Diff(scenario, table, name, f, _json(e[f]), _json(shown)))
     return diffs
 
 
@@ -298,9 +421,10 @@ def compare(spark: SparkSession, settings: Settings, results: dict[str, Simulati
     groups = {name: {g["group"] for g in r.timeline["groups"]} for name, r in results.items()}
     all_groups = sorted(set().union(*groups.values())) if groups else []
     diffs: list[Diff] = []
-    for spec, key, expected_rows in TABLES:
+    for compared in TABLES:
+        spec, key, expected_rows = compared.spec, compared.key, compared.expected
         frame = read_table(spark, settings, spec).where(
-            (F.col("cluster_name") == settings.cluster_name) & F.col("group").isin(all_groups))
+            (F.col("cluster_name") == settings.cluster_name) & F.col("group").isin(all_groups)).where(compared.where)
         by_group: dict[str, list[dict]] = defaultdict(list)
         for row in _rows(frame):
             by_group[row["group"]].append(row)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.delta_tables import read_table
-from pipelines.validation import check, validate
+from pipelines.validation import check, expected_rebalance_events, validate
 from schemas.committed_offsets import TABLE as COMMITTED_OFFSETS
 from schemas.validation_diffs import TABLE as DIFFS
 
@@ -32,12 +32,34 @@ def suite(spark, scenario_warehouse):  # type: ignore[no-untyped-def]
 
 def test_gold_matches_the_reference_for_every_scenario(spark, suite) -> None:  # type: ignore[no-untyped-def]
     settings, report = suite
-    assert len(SCENARIOS) == 10
+    assert len(SCENARIOS) == 11
     assert report.scenarios == [p.stem for p in SCENARIOS]
     assert [(d.scenario, d.table, d.key, d.field, d.expected, d.actual) for d in report.diffs] == []
     assert report.ok
-    assert all(n == 0 for n in report.counts().values()) and len(report.counts()) == 10 * 5
+    assert all(n == 0 for n in report.counts().values()) and len(report.counts()) == 11 * 6
     assert read_table(spark, settings, DIFFS).count() == 0
+    # The rebalance checks had something to check: stops inside gold's bounds, named triggers, moves.
+    rebalances = [row for r in report.results.values() for row in expected_rebalance_events(r)]
+    assert sum(1 for row in rebalances if row["stopped_at"]) >= 30
+    assert sum(1 for row in rebalances if row["triggered_by"]) >= 30
+    assert sum(row["partitions_moved"] for row in rebalances) >= 100
+
+
+def test_a_follow_up_blamed_on_another_member_or_a_stop_before_the_bounds_is_a_difference(spark, suite) -> None:  # type: ignore[no-untyped-def]
+    settings, report = suite
+    name = "cooperative-follower-revokes"
+    tampered = copy.deepcopy(report.results[name])
+    [follow_up] = [g for g in tampered.timeline["groups"][0]["generations"] if g["generation"] == 3]
+    auditor = next(e["member_id"] for e in tampered.timeline["events"]
+                   if e["source"] == "consumer:auditor" and e.get("member_id"))
+    follow_up["rebalance_reason"] = f"Updating metadata for member {auditor} during Stable"  # revoked nothing
+    first_revocation = next(e for e in tampered.timeline["events"] if e["kind"] == "partitions_revoked")
+    first_revocation["at"] -= 60_000  # a minute before the generation it stopped for was even recorded
+
+    bad = check(spark, settings, {name: tampered}, topic=report.topic)
+    assert [(d.table, d.key, d.field) for d in bad.diffs] == [
+        ("gold.rebalance_events", "group=bookkeeping, from_generation=2, to_generation=3", "stopped_at"),
+        ("gold.rebalance_events", "group=bookkeeping, from_generation=2, to_generation=3", "triggered_by")]
 
 
 def _last_commits(result) -> dict[int, tuple]:  # type: ignore[no-untyped-def]
