@@ -40,7 +40,8 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         "spark.ui.enabled": str(settings.spark.ui_enabled).lower(),
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.warehouse.dir": str(warehouse / "spark-warehouse"),
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse / 'derby'}",
+        "spark.driver.extraJavaOptions": " ".join(
+            [f"-Dderby.system.home={warehouse / 'derby'}", *settings.spark.driver_java_options.split()]),
         # Delta rebuilds table state with this many tasks whenever a write checks its
         # txnAppId/txnVersion (exactly-once ingest); the default (50) makes every
         # idempotent append take seconds on a small machine.

@@ -58,6 +58,8 @@ def test_config_file_can_come_from_the_environment(tmp_path: Path) -> None:
         ({"OFFSETLAKE_KAFKA__BOOTSTRAP_SERVERS": "broker-without-port"}, "kafka.bootstrap_servers", "host:port"),
         ({"OFFSETLAKE_CLUSTER_NAME": "has spaces"}, "cluster_name", "letters, digits"),
         ({"OFFSETLAKE_SPARK__UI_ENABLED": "maybe"}, "spark.ui_enabled", "true or false"),
+        ({"OFFSETLAKE_SPARK__DRIVER_JAVA_OPTIONS": "-Xss4m TieredStopAtLevel=1"}, "spark.driver_java_options",
+         "each starting with '-'"),
         ({"OFFSETLAKE_KAFKA__NO_SUCH_KEY": "x"}, "kafka.no_such_key", "one of bootstrap_servers"),
         ({"OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "SASL_SSL"}, "kafka.sasl_mechanism", "a SASL mechanism"),
         ({"OFFSETLAKE_KAFKA__STARTING_OFFSETS": "newest"}, "kafka.starting_offsets", "earliest, latest, or a JSON"),
@@ -151,3 +153,14 @@ def test_starting_offsets_become_sparks_starting_offsets_with_every_partition_na
     # Spark refuses specific offsets that leave a partition out: the others start at their earliest (-2).
     options = kafka_source_options(some, partitions=[0, 1, 2])
     assert json.loads(options["startingOffsets"]) == {"__consumer_offsets": {"0": 1200, "1": 950, "2": -2}}
+
+
+def test_driver_java_options_follow_offsetlakes_own_on_the_driver_jvm() -> None:
+    from pipelines.spark_session import spark_conf
+
+    settings = load_settings(config_file=None, environ={
+        "OFFSETLAKE_WAREHOUSE": "/tmp/wh", "OFFSETLAKE_SPARK__DRIVER_JAVA_OPTIONS": " -XX:TieredStopAtLevel=1  -Xss4m"})
+    assert spark_conf(settings)["spark.driver.extraJavaOptions"].split() == [
+        "-Dderby.system.home=/tmp/wh/derby", "-XX:TieredStopAtLevel=1", "-Xss4m"]
+    default = load_settings(config_file=None, environ={"OFFSETLAKE_WAREHOUSE": "/tmp/wh"})
+    assert spark_conf(default)["spark.driver.extraJavaOptions"] == "-Dderby.system.home=/tmp/wh/derby"
