@@ -21,22 +21,20 @@ TEST_SPARK_CONF: dict[str, str] = {
 }
 
 
-#: JVM options of every test driver (``spark.driver_java_options``): the session's and each CLI
-#: subprocess's. C2 compiles code that tiny tables never pay back. Measured 2026-11-25 with C1 only:
-#: ``offsetlake check`` on a small warehouse in a fresh JVM 46-51 s instead of 77-81 s (load ~3.3,
-#: two runs each); the scenario warehouse's pipeline (session start, first ingest and gold, second
-#: ingest, incremental refresh, empty refresh, full rebuild) 271 s instead of 307 s, all of it in the
-#: cold first phase (load 7.4 against 4.3 for the default run); the warm steps took the same time.
-TEST_DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
+#: JVM options of every CLI subprocess's driver (``spark.driver_java_options``), not of the session's JVM.
+#: A CLI JVM lives a minute; C2 compiles code it never gets back: with C1 only, ``offsetlake check``
+#: on a small warehouse took 46-51 s instead of 77-81 s (2026-11-25, load ~3.3, two runs each). The
+#: session's JVM runs the whole suite, where C2 pays off, and keeps the default.
+CLI_DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
 def as_env() -> dict[str, str]:
     """The CLI subprocess's test settings as environment variables (``spark.extra_conf``, JVM options)."""
     return {"OFFSETLAKE_SPARK__EXTRA_CONF": ",".join(f"{k}={v}" for k, v in TEST_SPARK_CONF.items()),
-            "OFFSETLAKE_SPARK__DRIVER_JAVA_OPTIONS": TEST_DRIVER_JAVA_OPTIONS}
+            "OFFSETLAKE_SPARK__DRIVER_JAVA_OPTIONS": CLI_DRIVER_JAVA_OPTIONS}
 
 
 def as_toml() -> str:
     """The CLI subprocess's test settings as lines of a ``[spark]`` section of a settings file."""
     return ("extra_conf = { " + ", ".join(f'"{k}" = "{v}"' for k, v in TEST_SPARK_CONF.items()) + " }\n"
-            + f'driver_java_options = "{TEST_DRIVER_JAVA_OPTIONS}"\n')
+            + f'driver_java_options = "{CLI_DRIVER_JAVA_OPTIONS}"\n')
