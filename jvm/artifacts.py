@@ -116,6 +116,7 @@ def resolve(name: str, *, quiet: bool = True) -> tuple[ArtifactSet, bool]:
 
 UDF_PROJECT = PROJECT_ROOT / "jvm" / "offset-commit-udf"
 UDF_CLASS = "offsetlake.decode.OffsetCommitUdf"
+GROUP_METADATA_UDF_CLASS = "offsetlake.decode.GroupMetadataUdf"
 RECORD_TYPE_UDF_CLASS = "offsetlake.decode.RecordTypeUdf"
 
 

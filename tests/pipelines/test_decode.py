@@ -19,9 +19,20 @@ from chispa import assert_df_equality
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from decoders import DecodedRecord, DecodeError, Uuid, decode_record, encode_record
+from decoders import (
+    DecodedRecord,
+    DecodeError,
+    Uuid,
+    decode_record,
+    encode_assignment,
+    encode_record,
+    encode_subscription,
+)
+from decoders.group_metadata import GROUP_METADATA, MEMBER_METADATA
 from decoders.records import jsonable
+from decoders.sticky_user_data import encode_sticky_user_data
 from pipelines.decode import (
+    GROUP_METADATA_UDF,
     decode_raw_records,
     group_metadata_records,
     newer_group_records,
@@ -36,7 +47,13 @@ from schemas.decoded_records import (
     UNROUTABLE_FAMILY,
     record_struct,
 )
-from tests.decoders.strategies import record_cases, struct_strategy
+from tests.decoders.strategies import (
+    assignment_strategy,
+    mutated,
+    record_cases,
+    struct_strategy,
+    subscription_strategy,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -186,12 +203,25 @@ def group_record_batch(draw: st.DrawFn) -> list[tuple[bytes, bytes | None]]:
 @given(batch=group_record_batch())
 def test_every_group_record_type_and_version_decodes_in_spark_as_the_pure_decoder_does(spark, batch) -> None:
     decoded = decode_raw_records(raw_frame(spark, batch))
-    rows = group_records(decoded)
     assert quarantine(decoded).count() == 0
-    assert sorted(rows) == list(range(len(batch)))
+    assert_decoded_as_the_pure_decoder_does(decoded, batch)
+
+
+def assert_decoded_as_the_pure_decoder_does(decoded, batch: list[tuple[bytes, bytes | None]]) -> None:  # type: ignore[no-untyped-def]
+    """Every record of ``batch`` (source offset = its index) is decoded in Spark as ``decode_record``
+    decodes it, or, where ``decode_record`` raises, is in quarantine with its reason and raw bytes."""
+    rows = group_records(decoded)
+    failed = {row["source_offset"]: row for row in quarantine(decoded).collect()}
+    assert sorted([*rows, *failed]) == list(range(len(batch)))
     for i, (key, value) in enumerate(batch):
-        record = decode_record(key, value)
-        assert isinstance(record, DecodedRecord)
+        try:
+            record = decode_record(key, value)
+        except DecodeError as exc:
+            assert (failed[i]["quarantine_reason"], failed[i]["record_type"], failed[i]["value_version"]) == (
+                str(exc), exc.record_type, exc.version), i
+            assert (failed[i]["raw_key"], failed[i]["raw_value"]) == (key, value), i
+            continue
+        assert isinstance(record, DecodedRecord) and i in rows, i
         row = rows[i]
         assert (row["type"], row["record_type"], row["value_version"], row["is_tombstone"]) == (
             record.type, record.key_version, record.value_version, record.is_tombstone)
@@ -200,6 +230,143 @@ def test_every_group_record_type_and_version_decodes_in_spark_as_the_pure_decode
         # base64url text, bytes as hex; the Spark row's binary columns arrive as bytearray.
         expected = _fill(column_type, {"key": jsonable(record.key), "value": jsonable(record.value)})
         assert jsonable(row[record.type].asDict(recursive=True)) == expected, record.type
+
+
+GROUP_METADATA_VERSIONS = GROUP_METADATA.value_versions.members(GROUP_METADATA.max_value_version)
+CONSUMER_PROTOCOL_VERSIONS = [0, 1, 2, 3]
+
+
+@st.composite
+def consumer_member(draw: st.DrawFn, version: int, assignor: str | None) -> dict[str, Any]:
+    """A member of a consumer group at GroupMetadataValue ``version``: consumer-protocol bytes of any version,
+    the generation as user data for cooperative-sticky (what CooperativeStickyAssignor sends), empty bytes
+    for a member the leader gave nothing."""
+    member = draw(struct_strategy(MEMBER_METADATA, version))
+    subscription_version = draw(st.sampled_from(CONSUMER_PROTOCOL_VERSIONS))
+    subscription = draw(subscription_strategy(subscription_version))
+    if assignor == "cooperative-sticky":
+        subscription["user_data"] = draw(st.none() | st.integers(-(2**31), 2**31 - 1).map(
+            lambda generation: encode_sticky_user_data({"previous_assignment": None, "generation": generation})))
+    assignment_version = draw(st.sampled_from(CONSUMER_PROTOCOL_VERSIONS))
+    member["subscription_raw"] = draw(st.just(b"") | st.just(encode_subscription(subscription, subscription_version)))
+    member["assignment_raw"] = draw(st.just(b"") | assignment_strategy(assignment_version).map(
+        lambda assignment: encode_assignment(assignment, assignment_version)))
+    return member
+
+
+@st.composite
+def consumer_group_metadata_batch(draw: st.DrawFn) -> list[tuple[bytes, bytes | None]]:
+    """GroupMetadata records of every value version, of consumer groups on the common assignors, and a tombstone."""
+    records = []
+    for version in GROUP_METADATA_VERSIONS:
+        assignor = draw(st.sampled_from(["range", "roundrobin", "cooperative-sticky", None]))
+        value = draw(struct_strategy(GROUP_METADATA.value, version))
+        value.update(protocol_type="consumer", protocol=assignor,
+                     members=draw(st.lists(consumer_member(version, assignor), max_size=3)))
+        records.append(encode_record("group_metadata", draw(struct_strategy(GROUP_METADATA.key, 0)), value, version))
+    records.append(encode_record("group_metadata", draw(struct_strategy(GROUP_METADATA.key, 0)), None))
+    return records
+
+
+def jvm_decoded(spark, udf: str, records: list[tuple[bytes | None, bytes | None]]) -> list[bool]:  # type: ignore[no-untyped-def]
+    """Whether the JVM UDF ``udf`` decoded each record (else it left it to the Python decoders)."""
+    rows = raw_frame(spark, records).selectExpr(
+        "offset", f"{udf}(key, value) IS NOT NULL AS decoded").orderBy("offset").collect()
+    return [row["decoded"] for row in rows]
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(batch=consumer_group_metadata_batch())
+def test_kafkas_own_classes_decode_consumer_group_metadata_of_every_version_in_the_jvm_as_the_pure_decoder_does(
+        spark, batch) -> None:
+    assert jvm_decoded(spark, GROUP_METADATA_UDF, batch) == [True] * len(batch)
+    decoded = decode_raw_records(raw_frame(spark, batch))
+    assert quarantine(decoded).count() == 0
+    assert_decoded_as_the_pure_decoder_does(decoded, batch)
+
+
+@st.composite
+def mutated_group_metadata_batch(draw: st.DrawFn) -> list[tuple[bytes, bytes | None]]:
+    """Consumer GroupMetadata records with their key (after the type) or value mutated (``mutated``), or
+    one member's subscription or assignment bytes mutated inside a well-formed record."""
+    data = draw(st.data())
+    records = []
+    for key, value in draw(consumer_group_metadata_batch()):
+        where = draw(st.sampled_from(["key", "value", "blob"]))
+        if where == "key":
+            records.append((key[:2] + mutated(data, key[2:]), value))  # the same record type: the same family
+        elif where == "value" and value is not None:
+            records.append((key, mutated(data, value)))
+        else:
+            record = decode_record(key, value)
+            assert isinstance(record, DecodedRecord)
+            members = (record.value or {}).get("members") or []
+            if members:
+                member = members[draw(st.integers(0, len(members) - 1))]
+                blob = draw(st.sampled_from(["subscription_raw", "assignment_raw"]))
+                member[blob] = mutated(data, member[blob])
+            records.append(encode_record("group_metadata", record.key, record.value, record.value_version))
+    return records
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(batch=mutated_group_metadata_batch())
+def test_a_mutated_group_metadata_record_is_decoded_or_quarantined_in_spark_as_the_pure_decoder_does(
+        spark, batch) -> None:
+    assert_decoded_as_the_pure_decoder_does(decode_raw_records(raw_frame(spark, batch)), batch)
+
+
+def group_metadata(protocol_type: str, protocol: str | None, subscription: bytes, assignment: bytes = b"",
+                   ) -> tuple[bytes, bytes | None]:
+    member = {"member_id": "m-1", "group_instance_id": None, "client_id": "c-1", "client_host": "/10.0.0.1",
+              "rebalance_timeout": 300000, "session_timeout": 45000, "subscription_raw": subscription,
+              "assignment_raw": assignment}
+    return encode_record("group_metadata", {"group": "billing"}, {
+        "protocol_type": protocol_type, "generation": 5, "protocol": protocol, "leader": "m-1",
+        "current_state_timestamp": 1_700_000_000_000, "members": [member]}, 3)
+
+
+SUBSCRIPTION_V3 = encode_subscription({"topics": ["orders"], "user_data": None, "owned_partitions": [],
+                                       "generation_id": 4, "rack_id": None}, 3)
+STICKY_V1_USER_DATA = encode_sticky_user_data({"previous_assignment": [{"topic": "orders", "partitions": [0, 1]}],
+                                               "generation": 4})
+
+
+def test_group_metadata_kafkas_classes_do_not_decode_exactly_is_left_to_the_pure_decoder_with_the_same_result(
+        spark) -> None:
+    """Each of these, the GroupMetadata UDF hands to the Python decoders (see GroupMetadataUdf's class comment)."""
+    future_subscription = b"\x00\x07" + SUBSCRIPTION_V3[2:] + b"future field"
+    unknown_version = group_metadata("consumer", "range", SUBSCRIPTION_V3)
+    records = [
+        group_metadata("consumer", "sticky", encode_subscription(
+            {"topics": ["orders"], "user_data": STICKY_V1_USER_DATA}, 1)),
+        group_metadata("consumer", "cooperative-sticky", encode_subscription(
+            {"topics": ["orders"], "user_data": encode_sticky_user_data(
+                {"previous_assignment": None, "generation": 4}) + b"\x00"}, 1)),
+        group_metadata("consumer", "range", future_subscription),
+        group_metadata("consumer", "range", SUBSCRIPTION_V3 + b"\x00"),  # trailing bytes, ignored by Kafka's client
+        group_metadata("consumer", "range", b"\xff\xff" + SUBSCRIPTION_V3[2:]),  # negative version: undecoded
+        group_metadata("consumer", "range", SUBSCRIPTION_V3, b"\x00\x00\x00\x00"),  # assignment cut short
+        group_metadata("it's", None, b"\x01"),  # a quote in the protocol type: Python's repr is not plain quoting
+        (unknown_version[0], b"\x00\x09" + (unknown_version[1] or b"")[2:]),  # quarantined
+    ]
+    assert jvm_decoded(spark, GROUP_METADATA_UDF, records) == [False] * len(records)
+    decoded = decode_raw_records(raw_frame(spark, records))
+    assert_decoded_as_the_pure_decoder_does(decoded, records)
+    undecoded = {row["source_offset"]: row["group_metadata"]["value"]["members"][0]
+                 for row in group_metadata_records(decoded).collect()}
+    assert undecoded[1]["subscription"]["sticky_user_data"]["generation"] == 4
+    assert undecoded[2]["subscription"]["version"] == 7
+    assert undecoded[4]["undecoded"] and undecoded[6]["undecoded"]
+
+
+def test_a_connect_group_s_member_bytes_are_left_undecoded_by_the_jvm_with_the_pure_decoder_s_reason(spark) -> None:
+    records = [group_metadata("connect", "sessioned", b"\x00\x01connect-bytes", b"\x00\x01more")]
+    assert jvm_decoded(spark, GROUP_METADATA_UDF, records) == [True]
+    decoded = decode_raw_records(raw_frame(spark, records))
+    assert_decoded_as_the_pure_decoder_does(decoded, records)
+    (member,) = group_metadata_records(decoded).first()["group_metadata"]["value"]["members"]
+    assert member["undecoded_reason"] == "protocol type 'connect' is not the consumer protocol"
 
 
 def test_group_metadata_members_keep_the_decoded_subscription_and_assignment(spark) -> None:

@@ -116,8 +116,11 @@ public final class OffsetCommitUdf implements UDF2<byte[], byte[], Row> {
                                  expireTimestamp, topicId, version, false);
     }
 
-    /** Kafka's classes write the decoded message back to exactly the bytes after the int16 prefix. */
-    private static boolean writesBack(Message message, byte[] bytes, short version) {
+    /**
+     * Kafka's classes write the decoded message back to exactly the bytes after the int16 prefix
+     * (GroupMetadataUdf checks its records the same way).
+     */
+    static boolean writesBack(Message message, byte[] bytes, short version) {
         ObjectSerializationCache cache = new ObjectSerializationCache();
         int size = message.size(cache, version);
         if (size != bytes.length - 2) {
