@@ -97,6 +97,7 @@ def resolve(name: str, *, quiet: bool = True) -> tuple[ArtifactSet, bool]:
     if target.is_resolved():
         return target, False
     mvn = _mvn()
+    fingerprint = target.fingerprint()  # before Maven runs, as for the UDF jar
     if target.libs_dir.exists():
         shutil.rmtree(target.libs_dir)
     target.cache_dir.mkdir(parents=True, exist_ok=True)
@@ -110,7 +111,7 @@ def resolve(name: str, *, quiet: bool = True) -> tuple[ArtifactSet, bool]:
         f"-DoutputDirectory={target.libs_dir}",
     ]
     _run_maven(command, f"Maven could not resolve '{name}' from {target.pom.name}")
-    target.stamp.write_text(target.fingerprint() + "\n")
+    target.stamp.write_text(fingerprint + "\n")
     return target, True
 
 
@@ -166,6 +167,8 @@ def build_offset_commit_udf(*, quiet: bool = True) -> tuple[Path, bool]:
         if not found:
             raise ArtifactError(f"pyspark ships no {prefix}*.jar in {jars}; reinstall pyspark ('make setup')")
         versions[key] = found[-1].name.removeprefix(prefix).removesuffix(".jar")
+    # Taken before Maven runs: a source edited during the build must not be stamped as built.
+    fingerprint = _udf_fingerprint(jars)
     target = _udf_dir()
     if target.exists():
         shutil.rmtree(target)
@@ -175,7 +178,7 @@ def build_offset_commit_udf(*, quiet: bool = True) -> tuple[Path, bool]:
         *(f"-D{key}={value}" for key, value in versions.items()), "package",
     ]
     _run_maven(command, f"Maven could not build the offset-commit UDF ({UDF_PROJECT})")
-    (target / "udf.stamp").write_text(_udf_fingerprint(jars) + "\n")
+    (target / "udf.stamp").write_text(fingerprint + "\n")
     return offset_commit_udf_jar(), True
 
 
