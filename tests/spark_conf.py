@@ -24,9 +24,9 @@ TEST_SPARK_CONF: dict[str, str] = {
 #: JVM options of every CLI subprocess's driver (``spark.driver_java_options``), not of the session's JVM.
 #: A CLI JVM lives a minute; C2 compiles code it never gets back: with C1 only, ``offsetlake check``
 #: on a small warehouse took 46-51 s instead of 77-81 s (2026-11-25, load ~3.3, two runs each). The
-#: session's JVM runs the whole suite, where C2 pays off, and keeps the default: with C1 only it made
-#: the whole suite 31 min instead of 19-22 (2026-11-25, load ~2.3), its Spark-heavy fixtures about
-#: 2.5x slower (test_maintenance's 212 s against 79 s), though a 5-minute run had looked even.
+#: session's JVM runs the whole suite, where C2 pays off, and keeps the default: with C1 only, pytest
+#: took 31 min 27 s against 25 min 33 s with C2 an hour later (2026-11-25, load ~2-3), test_maintenance's
+#: setup 212 s against 130 s, though a 5-minute pipeline run had looked even.
 CLI_DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
