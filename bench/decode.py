@@ -15,9 +15,10 @@ For each mix, in one run:
 
 * plain scan: the Parquet rows read and aggregated (sum of key and value lengths);
 * spark decode: what ingest does with a micro-batch, minus its cache and the writes: the rows
-  counted by record type, routed to their families by ``pipelines.decode.decode_raw_records``
-  (offset commits by Kafka's classes in a JVM UDF, group records per record in Python), every
-  family forced by one job. Each measurement runs twice and the second (warm JIT) is reported,
+  counted by record type, routed to their families and decoded in the JVM by
+  ``pipelines.decode.decode_in_jvm`` (offset commits and GroupMetadata by Kafka's classes), every
+  family forced by one job; then the Python stage (``complete``) for families with rows the JVM
+  left, if any. Each measurement runs twice and the second (warm JIT) is reported,
   for the scan too;
 * pure python: ``decoders.decode_record`` in this process (one core; Spark uses local[2]),
   on at most ``--python-limit`` of the rows;
@@ -130,32 +131,50 @@ def scan(raw) -> None:  # type: ignore[no-untyped-def]
 
 def spark_decode(raw) -> dict[str, int]:  # type: ignore[no-untyped-def]
     """The decode as ingest's write_batch runs it, minus the cache and the writes: count the records
-    by record type (which families to decode; one pass over the rows), decode each family present
-    and force every one in a single job (rows, offsets of commits, members of groups)."""
-    from pipelines.decode import decode_raw_records, record_type_counts
+    by record type (which families to decode; one pass over the rows), the JVM stage of each family
+    present forced in a single job (rows, offsets of commits, members of groups, rows left pending),
+    and the Python stage only for the families where the JVM left rows (none in these mixes: every
+    record is well formed and Kafka's classes decode it)."""
+    from pipelines.decode import complete, decode_in_jvm, record_type_counts
 
     present = {row["record_type"] for row in record_type_counts(raw).collect()}
-    return _force(decode_raw_records(raw, present))
+    first_stage = decode_in_jvm(raw, present)
+    counts = _force(first_stage)
+    pending = {family for family, n in counts.pop("pending").items() if n}
+    if pending:
+        counts = _force(complete(first_stage, pending))
+        counts.pop("pending")
+    return counts
 
 
-def _force(families) -> dict[str, int]:  # type: ignore[no-untyped-def]
+def _force(families) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     from functools import reduce
 
     from pyspark.sql import functions as F
 
+    from pipelines.decode import PENDING
+
     failed = F.count_if(F.col("quarantine_reason").isNotNull()).alias("failed")
+
+    def pending(frame):  # type: ignore[no-untyped-def]
+        return (F.count_if(F.col(PENDING)) if PENDING in frame.columns else F.lit(0)).cast("long").alias("pending")
+
     parts = [
         families.offset_commits.agg(F.lit("offset_commits").alias("family"), F.count("*").alias("n"),
-                                    F.sum("offset").alias("checksum"), failed),
+                                    F.sum("offset").alias("checksum"), failed, pending(families.offset_commits)),
         families.group_metadata.agg(F.lit("group_metadata").alias("family"), F.count("*").alias("n"),
-                                    F.sum(F.size("group_metadata.value.members")).alias("checksum"), failed),
+                                    F.sum(F.size("group_metadata.value.members")).alias("checksum"), failed,
+                                    pending(families.group_metadata)),
         families.newer_group_records.agg(F.lit("newer_group_records").alias("family"), F.count("*").alias("n"),
-                                         F.lit(0).cast("long").alias("checksum"), failed),
+                                         F.lit(0).cast("long").alias("checksum"), failed,
+                                         pending(families.newer_group_records)),
         families.unroutable.agg(F.lit("unroutable").alias("family"), F.count("*").alias("n"),
-                                F.lit(0).cast("long").alias("checksum"), failed),
+                                F.lit(0).cast("long").alias("checksum"), failed, pending(families.unroutable)),
     ]
     summary = reduce(lambda a, b: a.unionByName(b), parts).collect()
-    return {row["family"]: row["n"] for row in summary} | {"quarantined": sum(row["failed"] for row in summary)}
+    return {row["family"]: row["n"] for row in summary} | {
+        "quarantined": sum(row["failed"] for row in summary),
+        "pending": {row["family"]: row["pending"] for row in summary}}
 
 
 def pure_decode(records: list[tuple[bytes, bytes]]) -> None:

@@ -116,7 +116,7 @@ def resolve(name: str, *, quiet: bool = True) -> tuple[ArtifactSet, bool]:
 
 
 UDF_PROJECT = PROJECT_ROOT / "jvm" / "offset-commit-udf"
-UDF_CLASS = "offsetlake.decode.OffsetCommitUdf"
+OFFSET_COMMIT_EXPRESSION_CLASS = "offsetlake.decode.OffsetCommitExpression"
 GROUP_METADATA_UDF_CLASS = "offsetlake.decode.GroupMetadataUdf"
 RECORD_TYPE_UDF_CLASS = "offsetlake.decode.RecordTypeUdf"
 
@@ -162,7 +162,8 @@ def build_offset_commit_udf(*, quiet: bool = True) -> tuple[Path, bool]:
     mvn = _mvn()
     jars = _pyspark_jars()
     versions = {}
-    for prefix, key in (("spark-sql-api_2.13-", "spark.version"), ("scala-library-", "scala.version")):
+    for prefix, key in (("spark-sql-api_2.13-", "spark.version"), ("scala-library-", "scala.version"),
+                        ("kryo-shaded-", "kryo.version")):
         found = sorted(jars.glob(f"{prefix}*.jar"))
         if not found:
             raise ArtifactError(f"pyspark ships no {prefix}*.jar in {jars}; reinstall pyspark ('make setup')")

@@ -93,7 +93,7 @@ def register_jvm_udfs(spark: Any) -> None:
     loaded through the thread's context class loader, which holds ``spark.jars``.
     """
 
-    from jvm.artifacts import GROUP_METADATA_UDF_CLASS, RECORD_TYPE_UDF_CLASS, UDF_CLASS
+    from jvm.artifacts import GROUP_METADATA_UDF_CLASS, OFFSET_COMMIT_EXPRESSION_CLASS, RECORD_TYPE_UDF_CLASS
 
     jvm = spark.sparkContext._jvm
     loader = jvm.Thread.currentThread().getContextClassLoader()
@@ -114,7 +114,11 @@ def register_jvm_udfs(spark: Any) -> None:
         return udf_class(class_name).getMethod("evaluatedOnce", types).invoke(None, args)
 
     udfs.register(RECORD_TYPE_UDF, record_type)
-    udfs.register(OFFSET_COMMIT_UDF, evaluated_once(UDF_CLASS, _udf_type()))
+    session_type = spark.sparkContext._gateway.new_array(jvm.java.lang.Class, 1)
+    session_type[0] = udf_class("org.apache.spark.sql.classic.SparkSession")
+    session = spark.sparkContext._gateway.new_array(jvm.java.lang.Object, 1)
+    session[0] = spark._jsparkSession
+    udf_class(OFFSET_COMMIT_EXPRESSION_CLASS).getMethod("register", session_type).invoke(None, session)
     udfs.register(GROUP_METADATA_UDF, evaluated_once(GROUP_METADATA_UDF_CLASS, _group_metadata_udf_type()))
     udfs.register(GROUP_METADATA_EXACT_UDF,
                   udf_class(GROUP_METADATA_UDF_CLASS).getMethod("decodesExactly", no_types).invoke(None, no_args))
@@ -127,9 +131,20 @@ def record_type_column(key: Column) -> Column:
     return F.call_function(RECORD_TYPE_UDF, key)
 
 
+PENDING = "decoded_in_python"
+"""Column of the first stage (``decode_in_jvm``): true for a row the JVM left to the Python decoders."""
+
+FAMILY_SCHEMAS = {"offset_commits": OFFSET_COMMIT_FAMILY, "group_metadata": GROUP_METADATA_FAMILY,
+                  "newer_group_records": NEWER_GROUP_RECORDS_FAMILY, "unroutable": UNROUTABLE_FAMILY}
+
+
 @dataclass(frozen=True)
 class DecodedFamilies:
-    """Each family's decode of one set of raw records, failed rows included (``quarantine_reason`` set)."""
+    """Each family's decode of one set of raw records, failed rows included (``quarantine_reason`` set).
+
+    After ``decode_in_jvm`` (the first stage) each frame also has the ``PENDING`` column; ``complete``
+    turns those frames into the final ones.
+    """
 
     offset_commits: DataFrame  # OFFSET_COMMIT_FAMILY
     group_metadata: DataFrame  # GROUP_METADATA_FAMILY
@@ -155,73 +170,124 @@ class DecodedFamilies:
 def decode_raw_records(raw: DataFrame, present: Collection[int | None] | None = None) -> DecodedFamilies:
     """Raw records (key, value, topic, partition, offset, timestamp) -> one decoded frame per family.
 
+    Both stages in one plan: ``complete(decode_in_jvm(raw, present))``. Each family's first stage is
+    then evaluated twice (once for its JVM-decoded rows, once to find the rows left to Python);
+    callers with much data persist the first stage and count its pending rows first (ingest's
+    ``write_batch``), so that each record is decoded once and a family with no pending row never
+    starts a Python worker.
+    """
+    return complete(decode_in_jvm(raw, present))
+
+
+def decode_in_jvm(raw: DataFrame, present: Collection[int | None] | None = None) -> DecodedFamilies:
+    """The first stage: every record routed to its family and decoded in the JVM where Kafka's classes can.
+
+    One projection per family, no Python. A row the JVM does not decode exactly comes out with
+    ``PENDING`` true and its raw bytes in ``raw_key``/``raw_value`` (every other decoded column null);
+    ``complete`` decodes those with the Python decoders. The newer group records and unroutable
+    records are all pending (no JVM decoder for them yet).
+
     ``present``: the record types the records hold (``None`` for keys too short to have one), e.g.
     from ``record_type_counts``. A family none of them belongs to is an empty frame that reads
-    nothing: each family is a filtered pass over ``raw``, and an empty pass still scans it and
-    starts Python workers. Without ``present`` every family is built.
+    nothing and starts no task (each family is a filtered pass over ``raw``; an empty frame made by
+    ``createDataFrame([])`` ran a Python task per partition). Without ``present`` every family is built.
     """
     from pyspark.sql import functions as F
 
     routed = raw.select(*RAW_COLUMNS, record_type_column(F.col("key")).alias("record_type"))
     kind = F.col("record_type")
-    spark = raw.sparkSession
     types = None if present is None else set(present)
+    unknown = kind.isNull() | ~kind.isin(*_KNOWN_TYPE_IDS)
 
-    def family(ids: Collection[int], unroutable: bool, body: Any, schema: T.StructType) -> DataFrame:
-        if types is not None and not (types & set(ids) or unroutable and types - set(_KNOWN_TYPE_IDS)):
-            return spark.createDataFrame([], schema)
-        condition = (kind.isNull() | ~kind.isin(*_KNOWN_TYPE_IDS)) if unroutable else kind.isin(*ids)
-        return routed.filter(condition).mapInArrow(body, schema)
+    def has(ids: Collection[int], unroutable: bool = False) -> bool:
+        return types is None or bool(types & set(ids)) or unroutable and bool(types - set(_KNOWN_TYPE_IDS))
 
-    if types is not None and not types & set(OFFSET_COMMIT_RECORD_TYPES):
-        commits = spark.createDataFrame([], OFFSET_COMMIT_FAMILY)
-    else:
-        commits = _offset_commit_family(routed.filter(kind.isin(*OFFSET_COMMIT_RECORD_TYPES)))
-    if types is not None and GROUP_METADATA_RECORD_TYPE not in types:
-        group_metadata = spark.createDataFrame([], GROUP_METADATA_FAMILY)
-    else:
-        group_metadata = _group_metadata_family(routed.filter(kind == GROUP_METADATA_RECORD_TYPE))
+    none = routed.limit(0)  # the optimizer makes a family over it an empty local relation: no scan, no task
+
     return DecodedFamilies(
-        offset_commits=commits,
-        group_metadata=group_metadata,
-        newer_group_records=family(NEWER_GROUP_RECORD_TYPE_IDS, False, _per_record(NEWER_GROUP_RECORDS_FAMILY),
-                                   NEWER_GROUP_RECORDS_FAMILY),
-        unroutable=family((), True, _per_record(UNROUTABLE_FAMILY), UNROUTABLE_FAMILY),
+        offset_commits=_offset_commits_in_jvm(
+            routed.filter(kind.isin(*OFFSET_COMMIT_RECORD_TYPES)) if has(OFFSET_COMMIT_RECORD_TYPES) else none),
+        group_metadata=_group_metadata_in_jvm(
+            routed.filter(kind == GROUP_METADATA_RECORD_TYPE) if has((GROUP_METADATA_RECORD_TYPE,)) else none),
+        newer_group_records=_all_pending(
+            routed.filter(kind.isin(*NEWER_GROUP_RECORD_TYPE_IDS)) if has(NEWER_GROUP_RECORD_TYPE_IDS) else none,
+            NEWER_GROUP_RECORDS_FAMILY),
+        unroutable=_all_pending(routed.filter(unknown) if has((), unroutable=True) else none, UNROUTABLE_FAMILY),
     )
 
 
-def _offset_commit_family(commits: DataFrame) -> DataFrame:
-    """Offset commits decoded in the JVM by Kafka's own classes, the rest by the Python decoders.
+def complete(first_stage: DecodedFamilies, pending: Collection[str] | None = None) -> DecodedFamilies:
+    """The second stage: the rows the JVM left (``PENDING``) decoded by the Python decoders.
 
-    The UDF (``jvm/offset-commit-udf``, registered by ``register_jvm_udfs``) returns null for any record it does not
-    decode exactly (see its class comment); those few go through ``decode_offset_commit_batches``,
-    which decodes them as the reference decoder does or quarantines them with its reason. No row of
-    a well-formed commit goes through Python: measured in bench/decode.py, the Arrow round trip to a
-    Python worker alone cost more than the whole decode in the JVM.
+    ``first_stage``: ``decode_in_jvm``'s frames, with no column added (add them to the result).
+    ``pending``: the families that have such rows (e.g. from ``family_counts`` of the first stage);
+    the others keep only their JVM rows and never start a Python worker. ``None``: every family may.
+    The Python pass decodes a record as the reference decoder does or quarantines it with its reason.
+    """
+    from pyspark.sql import functions as F
+
+    def finish(name: str, frame: DataFrame) -> DataFrame:
+        schema = FAMILY_SCHEMAS[name]
+        done = frame.filter(~F.col(PENDING)).drop(PENDING)
+        if pending is not None and name not in pending:
+            return done
+        raw = frame.filter(F.col(PENDING)).select(
+            F.col("raw_key").alias("key"), F.col("raw_value").alias("value"), F.col("topic_name").alias("topic"),
+            F.col("source_partition").alias("partition"), F.col("source_offset").alias("offset"),
+            F.col("record_timestamp").alias("timestamp"),
+        )
+        body = decode_offset_commit_batches if name == "offset_commits" else _per_record(schema)
+        return done.unionByName(raw.mapInArrow(body, schema))
+
+    return DecodedFamilies(**{name: finish(name, frame) for name, frame in first_stage.frames().items()})
+
+
+def _with_pending(schema: T.StructType) -> T.StructType:
+    from pyspark.sql import types as T
+
+    return T.StructType([*schema.fields, T.StructField(PENDING, T.BooleanType(), False)])
+
+
+def _jvm_rows(decoded: DataFrame, columns: list[Column]) -> DataFrame:
+    """The family's columns from ``decoded`` (raw columns, ``record_type`` and the JVM's struct ``d``)."""
+    from pyspark.sql import functions as F
+
+    left = F.col("d").isNull()
+    return decoded.select(
+        F.col("topic").alias("topic_name"), F.col("partition").alias("source_partition"),
+        F.col("offset").alias("source_offset"), F.col("timestamp").alias("record_timestamp"), "record_type",
+        *columns,
+        F.lit(None).cast("string").alias("quarantine_reason"),
+        F.when(left, F.col("key")).alias("raw_key"), F.when(left, F.col("value")).alias("raw_value"),
+        left.alias(PENDING),
+    )
+
+
+def _offset_commits_in_jvm(commits: DataFrame) -> DataFrame:
+    """Offset commits decoded in the JVM by Kafka's own classes; a record they do not decode exactly is pending.
+
+    ``OffsetCommitExpression`` (``jvm/offset-commit-udf``, registered by ``register_jvm_udfs``) is
+    null for such a record; ``complete`` sends it through ``decode_offset_commit_batches`` (numpy,
+    then the pure decoder), which decodes it as the reference decoder does or quarantines it with its
+    reason. No row of a well-formed commit goes through Python: measured in bench/decode.py, the
+    Arrow round trip to a Python worker alone cost more than the whole decode in the JVM.
     """
     from pyspark.sql import functions as F
 
     decoded = commits.select(*RAW_COLUMNS, "record_type",
                              F.call_function(OFFSET_COMMIT_UDF, F.col("key"), F.col("value")).alias("d"))
-    exact = decoded.filter(F.col("d").isNotNull()).select(
-        F.col("topic").alias("topic_name"), F.col("partition").alias("source_partition"),
-        F.col("offset").alias("source_offset"), F.col("timestamp").alias("record_timestamp"), "record_type",
+    return _jvm_rows(decoded, [
         F.when(F.col("record_type") == 1, "offset_commit").otherwise("legacy_offset_commit").alias("type"),
         "d.value_version", "d.is_tombstone", *[f"d.{name}" for name in OFFSET_COMMIT_FIELDS.fieldNames()],
-        *[F.lit(None).cast(f.dataType).alias(f.name) for f in QUARANTINE_FIELDS],
-    )
-    rest = decoded.filter(F.col("d").isNull()).select(*RAW_COLUMNS) \
-        .mapInArrow(decode_offset_commit_batches, OFFSET_COMMIT_FAMILY)
-    return exact.unionByName(rest)
+    ])
 
 
-def _group_metadata_family(records: DataFrame) -> DataFrame:
-    """GroupMetadata records decoded in the JVM by Kafka's own classes, the rest per record in Python.
+def _group_metadata_in_jvm(records: DataFrame) -> DataFrame:
+    """GroupMetadata records decoded in the JVM by Kafka's own classes; the rest pending, for the Python decoders.
 
     ``GroupMetadataUdf`` (registered by ``register_jvm_udfs``) returns null for any record it does
-    not decode exactly as the reference decoder does (see its class comment); those, picked by the
-    cheaper ``GROUP_METADATA_EXACT_UDF`` (no row handed to Spark), go through ``_per_record``, which
-    decodes them or quarantines them with the reference's reason.
+    not decode exactly as the reference decoder does (see its class comment); ``complete`` decodes
+    those per record with the generated readers, or quarantines them with the reference's reason.
 
     Why the JVM (issue 13, must-have 3: 10x per record over the table-driven ``decode_record``):
     the generated readers alone already cost 3.7-4.7 ms for the 200-member record of
@@ -233,15 +299,21 @@ def _group_metadata_family(records: DataFrame) -> DataFrame:
 
     decoded = records.select(*RAW_COLUMNS, "record_type",
                              F.call_function(GROUP_METADATA_UDF, F.col("key"), F.col("value")).alias("d"))
-    exact = decoded.filter(F.col("d").isNotNull()).select(
-        F.col("topic").alias("topic_name"), F.col("partition").alias("source_partition"),
-        F.col("offset").alias("source_offset"), F.col("timestamp").alias("record_timestamp"), "record_type",
-        F.lit("group_metadata").alias("type"), "d.value_version", "d.is_tombstone", "d.group_metadata",
-        *[F.lit(None).cast(f.dataType).alias(f.name) for f in QUARANTINE_FIELDS],
+    return _jvm_rows(decoded, [F.lit("group_metadata").alias("type"), "d.value_version", "d.is_tombstone",
+                               "d.group_metadata"])
+
+
+def _all_pending(records: DataFrame, schema: T.StructType) -> DataFrame:
+    """A family with no JVM decoder: every record pending, in the family's shape."""
+    from pyspark.sql import functions as F
+
+    kept = {"topic_name": "topic", "source_partition": "partition", "source_offset": "offset",
+            "record_timestamp": "timestamp", "record_type": "record_type", "raw_key": "key", "raw_value": "value"}
+    return records.select(
+        *[F.col(kept[f.name]).alias(f.name) if f.name in kept else F.lit(None).cast(f.dataType).alias(f.name)
+          for f in schema.fields],
+        F.lit(True).alias(PENDING),
     )
-    rest = records.filter(~F.call_function(GROUP_METADATA_EXACT_UDF, F.col("key"), F.col("value"))) \
-        .select(*RAW_COLUMNS).mapInArrow(_per_record(GROUP_METADATA_FAMILY), GROUP_METADATA_FAMILY)
-    return exact.unionByName(rest)
 
 
 _KNOWN_TYPE_IDS = (*OFFSET_COMMIT_RECORD_TYPES, GROUP_METADATA_RECORD_TYPE, *NEWER_GROUP_RECORD_TYPE_IDS)
@@ -280,12 +352,20 @@ def quarantine(families: DecodedFamilies) -> DataFrame:
 
 
 def family_counts(families: DecodedFamilies) -> DataFrame:
-    """(family, decoded, count) over every family, as one Spark job."""
+    """(family, status, count) over every family, as one Spark job.
+
+    ``status``: ``decoded``, ``quarantined``, or -- on the first stage (``decode_in_jvm``) --
+    ``pending`` for the rows the JVM left to the Python decoders.
+    """
     from pyspark.sql import functions as F
 
-    parts = [frame.select(F.lit(name).alias("family"), F.col("quarantine_reason").isNull().alias("decoded"))
+    def status(frame: DataFrame) -> Column:
+        done = F.when(F.col("quarantine_reason").isNull(), "decoded").otherwise("quarantined")
+        return F.when(F.col(PENDING), "pending").otherwise(done) if PENDING in frame.columns else done
+
+    parts = [frame.select(F.lit(name).alias("family"), status(frame).alias("status"))
              for name, frame in families.frames().items()]
-    return reduce(lambda left, right: left.unionByName(right), parts).groupBy("family", "decoded").count()
+    return reduce(lambda left, right: left.unionByName(right), parts).groupBy("family", "status").count()
 
 
 def _decoded(frame: DataFrame) -> DataFrame:

@@ -124,7 +124,7 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
     from pyspark.sql import functions as F
 
     from pipelines import silver
-    from pipelines.decode import decode_raw_records, family_counts, record_type_counts
+    from pipelines.decode import DecodedFamilies, complete, decode_in_jvm, family_counts, record_type_counts
 
     started = time.monotonic()
     txn = app_id(settings, topic)
@@ -147,14 +147,25 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
         for row in record_type_counts(raw).collect():
             per_partition[row["partition"]] = per_partition.get(row["partition"], 0) + row["count"]
             present.add(row["record_type"])
-        decoded = decode_raw_records(raw, present).map(
-            lambda frame: frame.withColumns({"cluster_name": F.lit(settings.cluster_name), "ingested_at": now})
-        ).persisted()
+        # Decode in two stages (pipelines/decode.py): the JVM's, cached and counted in one job, then the
+        # Python decoders only for the families where the JVM left rows, so each record is decoded once.
+        first_stage = decode_in_jvm(raw, present).persisted()
+        completed: DecodedFamilies | None = None
         try:
-            # One Spark job for the rows each table gets (decoded, or quarantined whatever the family).
+            counts = family_counts(first_stage).collect()
+            pending = {row["family"] for row in counts if row["status"] == "pending"}
+            completed = complete(first_stage, pending)
+            if pending:  # cached too, so that each table written from such a family decodes it once
+                completed = DecodedFamilies(**{name: frame.persist() if name in pending else frame
+                                               for name, frame in completed.frames().items()})
+                counts = family_counts(completed).collect()
+            decoded = completed.map(
+                lambda frame: frame.withColumns({"cluster_name": F.lit(settings.cluster_name), "ingested_at": now}))
+            # The rows each table gets (decoded, or quarantined whatever the family).
             rows = {"offset_commits": 0, "group_metadata": 0, "consumer_group_records": 0, "quarantine": 0}
-            for row in family_counts(decoded).collect():
-                rows["quarantine" if not row["decoded"] else _FAMILY_TABLE[row["family"]]] += row["count"]
+            for row in counts:
+                table = "quarantine" if row["status"] == "quarantined" else _FAMILY_TABLE[row["family"]]
+                rows[table] += row["count"]
             rows["group_records"] = rows["group_metadata"] + rows["consumer_group_records"]
             writes = (
                 (rows["offset_commits"], silver.offset_commit_rows, offset_commits.TABLE),
@@ -169,7 +180,9 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
                 if count:
                     idempotent_append(build(decoded), settings, spec, txn, batch_id)
         finally:
-            decoded.unpersist()
+            if completed is not None:
+                completed.unpersist()
+            first_stage.unpersist()
 
         ranges = planned_ranges(checkpoint_path(settings, topic), topic, batch_id)
         audit, lost = _audit_rows(settings, topic, batch_id, per_partition, ranges)

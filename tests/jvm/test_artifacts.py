@@ -49,7 +49,7 @@ def test_the_offset_commit_udf_is_built_once_and_shades_kafka_away_from_sparks_k
     jar, built = build_offset_commit_udf()
     assert not built  # set-up built it; an unchanged source builds nothing
     names = zipfile.ZipFile(jar).namelist()
-    assert "offsetlake/decode/OffsetCommitUdf.class" in names
+    assert "offsetlake/decode/OffsetCommitExpression.class" in names
     assert "offsetlake/shaded/org/apache/kafka/coordinator/group/generated/OffsetCommitValue.class" in names
     assert "offsetlake/decode/GroupMetadataUdf.class" in names
     assert "offsetlake/shaded/org/apache/kafka/coordinator/group/generated/GroupMetadataValue.class" in names

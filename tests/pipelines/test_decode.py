@@ -467,3 +467,76 @@ def test_kafkas_own_classes_decode_every_well_formed_commit_in_the_jvm_and_leave
     # identically: the Python decoders take them (tests above: same rows, same quarantine reasons).
     commit_cases = [(k, v) for label, k, v in corrupt_cases() if label != "group metadata value cut short"]
     assert jvm_decoded([*commit_cases, unknown_tag]) == [False] * (len(commit_cases) + 1)
+
+
+def test_the_jvm_offset_commit_function_returns_the_fields_of_the_offset_commit_schema(spark) -> None:
+    from pipelines.decode import OFFSET_COMMIT_UDF, _udf_type
+
+    key, value = OFFSET_COMMITS[4]
+    returned = raw_frame(spark, [(key, value)]).selectExpr(f"{OFFSET_COMMIT_UDF}(key, value) AS d").schema["d"]
+    assert [(f.name, f.dataType) for f in returned.dataType.fields] == \
+        [(f.name, f.dataType) for f in _udf_type().fields]
+
+
+@pytest.fixture
+def generated_code(spark):  # type: ignore[no-untyped-def]
+    """Spark's defaults for the test (the suite runs interpreted expressions, tests/spark_conf.py)."""
+    keys = ("spark.sql.codegen.factoryMode", "spark.sql.codegen.wholeStage")
+    before = {k: spark.conf.get(k) for k in keys}
+    spark.conf.set("spark.sql.codegen.factoryMode", "CODEGEN_ONLY")
+    spark.conf.set("spark.sql.codegen.wholeStage", "true")
+    yield
+    for k, v in before.items():
+        spark.conf.set(k, v)
+
+
+def test_offset_commits_decode_the_same_in_generated_code_as_interpreted(spark, generated_code) -> None:
+    """Production runs the JVM offset-commit function inside whole-stage generated code; the suite otherwise not."""
+    key, value = OFFSET_COMMITS[4]
+    assert value is not None
+    unknown_tag = (key, value[:-1] + bytes([1, 7, 2, 0xAA, 0xBB]))  # decoded by the Python pass
+    cases = corrupt_cases()
+    records = [*OFFSET_COMMITS, unknown_tag, *[(k, v) for _, k, v in cases]]
+    decoded = decode_raw_records(raw_frame(spark, records))
+    plan = offset_commits(decoded)._jdf.queryExecution().executedPlan().toString()
+    # "*(n)": an operator inside whole-stage generated code; the commit decode's projection is one of them.
+    assert any(line.lstrip(":- +").startswith("*(") and "offsetlake_decode_offset_commit" in line
+               for line in plan.splitlines()), plan
+    rows = {r["source_offset"]: r.asDict() for r in offset_commits(decoded).collect()}
+    expected = {i: expected_offset_commit(k, v) for i, (k, v) in enumerate([*OFFSET_COMMITS, unknown_tag])}
+    assert {i: {k: rows[i][k] for k in expected[i]} for i in rows} == expected
+    reasons = {r["source_offset"]: r["quarantine_reason"] for r in quarantine(decoded).collect()}
+    first_corrupt = len(OFFSET_COMMITS) + 1
+    assert set(reasons) == set(range(first_corrupt, len(records)))
+    for i, (label, k, v) in enumerate(cases):
+        with pytest.raises(DecodeError) as caught:
+            decode_record(k, v)
+        assert reasons[first_corrupt + i] == str(caught.value), label
+
+
+def test_a_batch_the_jvm_decodes_whole_leaves_nothing_pending_and_starts_no_python(spark) -> None:
+    from pipelines.decode import complete, decode_in_jvm, family_counts
+
+    first = decode_in_jvm(raw_frame(spark, OFFSET_COMMITS))
+    counts = {(r["family"], r["status"]): r["count"] for r in family_counts(first).collect()}
+    assert counts == {("offset_commits", "decoded"): len(OFFSET_COMMITS)}
+    done = complete(first, pending=set())
+    assert "MapInArrow" not in done.offset_commits._jdf.queryExecution().executedPlan().toString()
+    assert offset_commits(done).count() == len(OFFSET_COMMITS)
+
+
+def test_rows_the_jvm_leaves_are_pending_with_their_raw_bytes_until_the_python_stage(spark) -> None:
+    from pipelines.decode import PENDING, complete, decode_in_jvm
+
+    key, value = OFFSET_COMMITS[4]
+    assert value is not None
+    unknown_tag = value[:-1] + bytes([1, 7, 2, 0xAA, 0xBB])
+    first = decode_in_jvm(raw_frame(spark, [OFFSET_COMMITS[0], (key, unknown_tag)]))
+    rows = {r["source_offset"]: r for r in first.offset_commits.collect()}
+    assert (rows[0][PENDING], rows[0]["raw_key"], rows[0]["group"]) == (False, None, "g")
+    assert (rows[1][PENDING], bytes(rows[1]["raw_key"]), bytes(rows[1]["raw_value"]), rows[1]["group"]) == \
+        (True, key, unknown_tag, None)
+    done = {r["source_offset"]: r for r in offset_commits(complete(first, pending={"offset_commits"})).collect()}
+    assert sorted(done) == [0, 1]
+    assert (done[1]["group"], done[1]["partition"], done[1]["offset"], done[1]["raw_key"] if "raw_key" in
+            done[1] else None) == ("g", 4, 14, None)

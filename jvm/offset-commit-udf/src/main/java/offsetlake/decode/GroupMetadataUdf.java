@@ -27,7 +27,7 @@ import org.apache.spark.sql.types.DataTypes;
  * give for it (decoders/group_metadata.py): struct&lt;value_version, is_tombstone, group_metadata&gt;,
  * group_metadata shaped as schemas.decoded_records.record_struct("group_metadata").
  *
- * <p>The contract is OffsetCommitUdf's: it returns null for any record it does not decode exactly,
+ * <p>The contract is OffsetCommitExpression's: it returns null for any record it does not decode exactly,
  * and the Python decoders (the reference, which name the precise quarantine reason or undecoded
  * reason) take it. Null for: an unknown version, unknown tagged fields, anything Kafka's classes
  * would not write back byte for byte (trailing bytes, invalid UTF-8 that Java would replace), and
@@ -51,7 +51,7 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
     private static final Schema COOPERATIVE_STICKY_ASSIGNOR_USER_DATA_V0 = new Schema(new Field("generation", Type.INT32));
     private static final int COOPERATIVE_STICKY_USER_DATA_SIZE = 4;
 
-    /** As OffsetCommitUdf.evaluatedOnce: nondeterministic so that Spark runs it once per row. */
+    /** As OffsetCommitExpression: nondeterministic so that Spark runs it once per row. */
     public static UserDefinedFunction evaluatedOnce(DataType returnType) {
         return functions.udf(new GroupMetadataUdf(), returnType).asNondeterministic();
     }
@@ -86,7 +86,7 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
             return null;
         }
         GroupMetadataKey k = new GroupMetadataKey(new ByteBufferAccessor(keyBuffer), KEY_VERSION);
-        if (!OffsetCommitUdf.writesBack(k, key, KEY_VERSION)) {
+        if (!OffsetCommitExpression.writesBack(k, key, KEY_VERSION)) {
             return null;
         }
         Row keyRow = RowFactory.create(k.group());
@@ -102,7 +102,7 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
             return null;
         }
         GroupMetadataValue v = new GroupMetadataValue(new ByteBufferAccessor(valueBuffer), version);
-        if (!v.unknownTaggedFields().isEmpty() || !OffsetCommitUdf.writesBack(v, value, version)) {
+        if (!v.unknownTaggedFields().isEmpty() || !OffsetCommitExpression.writesBack(v, value, version)) {
             return null;
         }
         boolean consumer = CONSUMER_PROTOCOL_TYPE.equals(v.protocolType());
@@ -165,7 +165,7 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
             return null;
         }
         ConsumerProtocolSubscription s = new ConsumerProtocolSubscription(new ByteBufferAccessor(buffer), version);
-        if (!s.unknownTaggedFields().isEmpty() || !OffsetCommitUdf.writesBack(s, raw, version)) {
+        if (!s.unknownTaggedFields().isEmpty() || !OffsetCommitExpression.writesBack(s, raw, version)) {
             return null;
         }
         byte[] userData = bytes(s.userData());
@@ -203,7 +203,7 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
             return null;
         }
         ConsumerProtocolAssignment a = new ConsumerProtocolAssignment(new ByteBufferAccessor(buffer), version);
-        if (!a.unknownTaggedFields().isEmpty() || !OffsetCommitUdf.writesBack(a, raw, version)) {
+        if (!a.unknownTaggedFields().isEmpty() || !OffsetCommitExpression.writesBack(a, raw, version)) {
             return null;
         }
         List<Row> partitions = new ArrayList<>(a.assignedPartitions().size());
