@@ -78,14 +78,14 @@ _QUARANTINE_COLUMNS = tuple(f.name for f in QUARANTINE_FIELDS)
 RECORD_TYPE_UDF = "offsetlake_record_type"
 OFFSET_COMMIT_UDF = "offsetlake_decode_offset_commit"
 GROUP_METADATA_UDF = "offsetlake_decode_group_metadata"
-GROUP_METADATA_EXACT_UDF = "offsetlake_group_metadata_decodes_exactly"
 
 
 def register_jvm_udfs(spark: Any) -> None:
-    """Register the JVM UDFs of ``jvm/offset-commit-udf`` (the jar is on ``spark.jars``,
+    """Register the JVM functions of ``jvm/offset-commit-udf`` (the jar is on ``spark.jars``,
     pipelines/spark_session.py); idempotent. ``build_spark_session`` calls it.
 
-    The offset-commit and GroupMetadata UDFs are registered as nondeterministic although it is not: Spark's optimizer
+    The GroupMetadata UDF (and the offset-commit expression, registered by its own static method in
+    the session's function registry) is nondeterministic although it is not: Spark's optimizer
     inlines a struct-valued UDF into every ``d.field`` that reads it (CollapseProject), which ran
     the decode once per output column, thirteen times per record. A nondeterministic expression
     is evaluated once where it is projected. The UDF objects are built by static Java methods:
@@ -120,8 +120,6 @@ def register_jvm_udfs(spark: Any) -> None:
     session[0] = spark._jsparkSession
     udf_class(OFFSET_COMMIT_EXPRESSION_CLASS).getMethod("register", session_type).invoke(None, session)
     udfs.register(GROUP_METADATA_UDF, evaluated_once(GROUP_METADATA_UDF_CLASS, _group_metadata_udf_type()))
-    udfs.register(GROUP_METADATA_EXACT_UDF,
-                  udf_class(GROUP_METADATA_UDF_CLASS).getMethod("decodesExactly", no_types).invoke(None, no_args))
 
 
 def record_type_column(key: Column) -> Column:

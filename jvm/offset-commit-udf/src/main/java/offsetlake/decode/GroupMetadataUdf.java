@@ -17,7 +17,6 @@ import org.apache.spark.sql.api.java.UDF2;
 import org.apache.spark.sql.expressions.UserDefinedFunction;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.DataTypes;
 
 /**
  * Spark UDF: a classic group's GroupMetadata record (key type 2), decoded by Kafka's own generated
@@ -54,18 +53,6 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
     /** As OffsetCommitExpression: nondeterministic so that Spark runs it once per row. */
     public static UserDefinedFunction evaluatedOnce(DataType returnType) {
         return functions.udf(new GroupMetadataUdf(), returnType).asNondeterministic();
-    }
-
-    /**
-     * Whether the UDF decodes a record (true) or leaves it to the Python decoders (false), without
-     * handing its row to Spark: pipelines/decode.py selects the records for the Python pass with it.
-     * Spark's conversion of the nested row cost three times the decode itself (a 200-member record:
-     * about 0.3 ms to decode in a plain loop, 1.2 ms as the UDF's column), so testing with the UDF
-     * itself doubled the family's cost.
-     */
-    public static UserDefinedFunction decodesExactly() {
-        UDF2<byte[], byte[], Boolean> exact = (key, value) -> new GroupMetadataUdf().call(key, value) != null;
-        return functions.udf(exact, DataTypes.BooleanType);
     }
 
     @Override
