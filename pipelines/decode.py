@@ -2,15 +2,15 @@
 
 Records are **routed by the key's record type before any decoding** (issue 13): the
 type is the key's leading int16, computed in the JVM (``record_type_column``), and each
-family is decoded by its own ``mapInArrow`` pass into its own narrow schema
-(``schemas.decoded_records``):
+family has its own narrow schema (``schemas.decoded_records``):
 
 * **offset commits** (types 0, 1; over 90% of real traffic): flat columns, decoded
-  in the JVM by Kafka's own generated classes (``jvm/offset-commit-udf``, a Spark UDF
-  built at set-up, Kafka shaded), no Python at all. It accepts a record only when
-  Kafka's classes write it back byte for byte; the rare record it does not accept
-  goes to a Python pass (``decoders.offset_commit_arrow``'s numpy decode, then the
-  pure decoder, which decodes it or names the precise error);
+  in the JVM by Kafka's own generated classes (``OffsetCommitExpression`` in
+  ``jvm/offset-commit-udf``, a Catalyst expression built at set-up, Kafka shaded), no
+  Python at all. It accepts a record only when Kafka's classes write it back byte for
+  byte; the rare record it does not accept goes to the Python decoders
+  (``decoders.offset_commit_arrow``'s numpy decode, then the pure decoder, which decodes
+  it or names the precise error);
 * **GroupMetadata** (type 2): one nested struct with its members and decoded
   consumer-protocol bytes, decoded in the JVM by Kafka's own generated classes
   (``GroupMetadataUdf`` in the same jar, same contract: exact write-back or null); the
@@ -18,11 +18,17 @@ family is decoded by its own ``mapInArrow`` pass into its own narrow schema
   malformed bytes) go per record through the generated readers (``decoders.readers``);
 * **the newer group protocols** (KIP-848 consumer, KIP-932 share, KIP-1071 streams
   records): one struct column per record type, the shape of
-  ``silver.consumer_group_records``;
+  ``silver.consumer_group_records``, decoded per record in Python;
 * **unroutable** records (null or short key, unknown type): straight to quarantine.
 
+Two stages, so that each record is decoded once: ``decode_in_jvm`` routes and decodes
+in the JVM and marks the rows it leaves (``PENDING``, raw bytes kept); ``complete``
+decodes those in Python workers, only for the families that have any. ``ingest`` caches
+the first stage and counts it in one job before completing; ``decode_raw_records`` does
+both in one plan for small inputs.
+
 Each family keeps three quarantine columns (reason, raw key, raw value): a record
-that fails to decode stays in its family's pass and is split off by ``quarantine``.
+that fails to decode stays in its family and is split off by ``quarantine``.
 Before this split, one union schema (34 columns, 206 leaf fields) made every offset
 commit carry 21 all-null nested columns through Arrow, the JVM and ``persist()``.
 
