@@ -339,7 +339,8 @@ class ConsumerGroup:
                 return
             self._remove_partition_epochs(old)
             if value is None:  # the member's epoch becomes LEAVE_GROUP_MEMBER_EPOCH, nothing owned
-                new = replace(old, member_epoch=LEAVE_GROUP_MEMBER_EPOCH, previous_member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
+                new = replace(old, member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
+                              previous_member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
                               assigned=NO_PARTITIONS, pending_revocation=NO_PARTITIONS)
             else:
                 new = replace(old, member_epoch=value["member_epoch"],
@@ -460,7 +461,8 @@ class ConsumerGroupCoordinator:
     ``append(group_id, records)`` stores records (partition and timestamp set by the caller).
     """
 
-    def __init__(self, clock: SimulatedClock, kafka_version: KafkaVersion, topics: Callable[[], dict[str, tuple[str, int]]],
+    def __init__(self, clock: SimulatedClock, kafka_version: KafkaVersion,
+                 topics: Callable[[], dict[str, tuple[str, int]]],
                  append: Callable[[str, list[CoordinatorRecord]], None], config: ConsumerGroupConfig | None = None,
                  events: ConsumerGroupEvents | None = None):
         if kafka_version < KafkaVersion(4, 0):
@@ -499,7 +501,8 @@ class ConsumerGroupCoordinator:
             bump = bump or metadata_hash != group.metadata_hash
             if bump:
                 epoch += 1
-                records.append(CoordinatorRecord(GROUP_METADATA, gid, {"epoch": epoch, "metadata_hash": metadata_hash}, 0))
+                value = {"epoch": epoch, "metadata_hash": metadata_hash}
+                records.append(CoordinatorRecord(GROUP_METADATA, gid, value, 0))
         else:
             if metadata != group.subscription_metadata:
                 bump = True
@@ -657,7 +660,7 @@ class ConsumerGroupCoordinator:
         """``scheduleConsumerGroupRebalanceTimeout``: still revoking at the same epoch -> fenced."""
         group = self.groups.get(group_id)
         member = group.members.get(member_id) if group else None
-        if member is not None and member.member_epoch == member_epoch \
+        if group is not None and member is not None and member.member_epoch == member_epoch \
                 and member.state is MemberState.UNREVOKED_PARTITIONS:
             self._fence(group, member, "rebalance_timeout")
 

@@ -14,9 +14,9 @@ from typing import Any
 from coordinator.client import Consumer, Network
 from coordinator.clock import SimulatedClock
 from coordinator.cluster import Cluster
-from coordinator.group_coordinator import GroupCoordinator
 from coordinator.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator, topic_id_for
 from coordinator.consumer_group_client import ConsumerGroupConsumer
+from coordinator.group_coordinator import GroupCoordinator
 from coordinator.records import CoordinatorRecord, KafkaVersion, encode
 from coordinator.requests import OffsetCommitPartition, OffsetCommitRequest
 from coordinator.scenario import Action, Scenario, load_scenario

@@ -38,6 +38,27 @@ Table columns
 ``committed_offsets`` (one row per OffsetCommit record written)
     group, topic, partition, offset, leader_epoch (None when the client sent -1), metadata,
     commit_timestamp.
+
+KIP-848 groups (:mod:`coordinator.consumer_group`) have their own tables, derived from the group as the
+engine holds it after each write (``ConsumerGroupEvents.consumer_group_written``; of several writes in one
+millisecond, the last), never from the records:
+
+``consumer_group_generations`` (one row per group epoch)
+    group, generation (the epoch), protocol (the server assignor most members name), member_count
+    (members after the bump), started_at (the bump), stable_at (the first moment the group was Stable at
+    this epoch: every member reconciled to it; None if never), ended_at (the next bump), end_reason (the
+    next bump's cause: ``member_joined``, ``subscription_changed``, ``member_left``, ``session_timeout``,
+    ``rebalance_timeout``).
+``consumer_group_membership`` (one row per member stay *and subscription*)
+    group, member_id, group_instance_id, client_id, client_host, rebalance_timeout_ms, subscribed_topics
+    (sorted), subscribed_topic_regex, server_assignor, valid_from, valid_to (the member left or was fenced,
+    or its subscribed topic names or regex changed: the next row starts at the same moment), first_generation,
+    last_generation (group epochs while the row was open), first_member_epoch, last_member_epoch.
+``consumer_group_partition_assignments`` (SCD2 per member, kind, epoch and partition)
+    group, member_id, client_id, assignment_kind ('current': owned, by member epoch; 'pending_revocation':
+    still owned, to be given up, by member epoch; 'target': the assignor's target, by assignment epoch, once
+    there is one), generation (that epoch), topic_id, topic, partition, valid_from, valid_to (a fact that
+    returns within one epoch keeps one row, from its first start to its last end).
 """
 
 from __future__ import annotations
@@ -512,10 +533,10 @@ class TimelineRecorder(GroupEvents, OffsetEvents, ConsumerGroupEvents):
                     }
                 )
         rows["partition_assignments"].sort(key=lambda r: (r["group"], r["valid_from"], r["topic"], r["partition"]))
-        for history in self.consumer_groups.values():
-            rows["consumer_group_generations"] += _consumer_group_generations(history)
-            rows["consumer_group_membership"] += _consumer_group_membership(history)
-            rows["consumer_group_partition_assignments"] += _consumer_group_assignments(history, self.topic_names)
+        for kip848 in self.consumer_groups.values():
+            rows["consumer_group_generations"] += _consumer_group_generations(kip848)
+            rows["consumer_group_membership"] += _consumer_group_membership(kip848)
+            rows["consumer_group_partition_assignments"] += _consumer_group_assignments(kip848, self.topic_names)
         return rows
 
 
@@ -538,7 +559,8 @@ def _consumer_group_generations(history: ConsumerGroupHistory) -> list[dict]:
         at = epoch["at"]
         after = next(s for s in history.snapshots if s["at"] == at)
         ended_at = following["at"] if following else None
-        stable_at = next((s["at"] for s in history.snapshots if s["at"] >= at and (ended_at is None or s["at"] < ended_at)
+        stable_at = next((s["at"] for s in history.snapshots
+                          if s["at"] >= at and (ended_at is None or s["at"] < ended_at)
                           and s["state"] == "Stable" and s["group_epoch"] == epoch["epoch"]), None)
         rows.append({
             "group": history.group, "generation": epoch["epoch"], "protocol": _preferred_assignor(after["members"]),
