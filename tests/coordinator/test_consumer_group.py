@@ -330,11 +330,14 @@ def test_a_real_broker_writes_the_same_record_sequence_for_join_subscribe_and_le
         future.result(30)
     topic_ids = {d.name: _kafka_uuid(d.topic_id) for d in (
         f.result(30) for f in admin.describe_topics(TopicCollection([first, second])).values())}
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": "c1",
+    partitions = int(TEST_FRIENDLY_PROPERTIES["offsets.topic.num.partitions"])
+
+    def kip848_consumer(group_id: str) -> Consumer:
+        return Consumer({"bootstrap.servers": bootstrap, "group.id": group_id, "client.id": "c1",
                          "group.protocol": "consumer", "group.remote.assignor": "range",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest"})
 
-    def poll_until(count: int) -> None:
+    def poll_until(consumer: Consumer, count: int) -> None:
         deadline = time.monotonic() + 60
         while len(consumer.assignment()) != count:
             assert time.monotonic() < deadline, f"no assignment of {count} partitions"
@@ -342,14 +345,28 @@ def test_a_real_broker_writes_the_same_record_sequence_for_join_subscribe_and_le
         for _ in range(20):  # let the acknowledging heartbeat go out
             consumer.poll(0.1)
 
+    # Each coordinator shard learns of new topics from its copy of the metadata image, a moment after the
+    # broker answers for them; a join before that gets an empty target (and a second epoch once the image
+    # arrives). A warm-up group on the same __consumer_offsets partition waits that moment out.
+    from decoders import coordinator_partition
+
+    warm_up = next(name for name in (f"kip848-warm-up-{suffix}-{i}" for i in range(100))
+                   if coordinator_partition(name, partitions) == coordinator_partition(group, partitions))
+    probe = kip848_consumer(warm_up)
+    try:
+        probe.subscribe([first, second])
+        poll_until(probe, 3)
+    finally:
+        probe.close()
+    consumer = kip848_consumer(group)
+
     try:
         consumer.subscribe([first])
-        poll_until(2)
+        poll_until(consumer, 2)
         consumer.subscribe([first, second])
-        poll_until(3)
+        poll_until(consumer, 3)
     finally:
         consumer.close()  # a heartbeat with member epoch -1
-    partitions = int(TEST_FRIENDLY_PROPERTIES["offsets.topic.num.partitions"])
     real = _kip848_records(bootstrap, group, partitions)
 
     scenario = {
