@@ -59,6 +59,17 @@ millisecond, the last), never from the records:
     still owned, to be given up, by member epoch; 'target': the assignor's target, by assignment epoch, once
     there is one), generation (that epoch), topic_id, topic, partition, valid_from, valid_to (a fact that
     returns within one epoch keeps one row, from its first start to its last end).
+``consumer_group_state_history`` (one row per change of the group's state or group epoch)
+    group, state (``ConsumerGroup.maybeUpdateGroupState``: Empty, Assigning, Reconciling, Stable), at,
+    until (the next row's start), generation (the group epoch), assignment_epoch.
+``consumer_group_rebalances`` (one row per group epoch at which the group settled: Stable or Empty)
+    group, from_generation (the epoch it last settled at; 0 for a new group), to_generation, started_at
+    (the first bump after it last settled), last_stable_at (when it last settled; None the first time),
+    join_completed_at (when the assignment epoch last changed, if it settled Stable), stable_at (when it
+    settled), members_before, members_after, members_joined, members_left (member ids, sorted),
+    members_kept, partitions_moved, partitions_kept (partitions owned -- assigned or pending revocation --
+    at both settle points, by another member or the same one), causes (the causes of the bumps in between,
+    in order).
 """
 
 from __future__ import annotations
@@ -78,7 +89,8 @@ CLASSIC_TABLES = (
 )
 #: KIP-848 groups' expected rows, kept apart from the classic tables (other columns, other rules).
 CONSUMER_GROUP_TABLES = (
-    "consumer_group_generations", "consumer_group_membership", "consumer_group_partition_assignments"
+    "consumer_group_generations", "consumer_group_membership", "consumer_group_partition_assignments",
+    "consumer_group_state_history", "consumer_group_rebalances",
 )
 TABLES = CLASSIC_TABLES + CONSUMER_GROUP_TABLES
 
@@ -537,6 +549,8 @@ class TimelineRecorder(GroupEvents, OffsetEvents, ConsumerGroupEvents):
             rows["consumer_group_generations"] += _consumer_group_generations(kip848)
             rows["consumer_group_membership"] += _consumer_group_membership(kip848)
             rows["consumer_group_partition_assignments"] += _consumer_group_assignments(kip848, self.topic_names)
+            rows["consumer_group_state_history"] += _consumer_group_states(kip848)
+            rows["consumer_group_rebalances"] += _consumer_group_rebalances(kip848)
         return rows
 
 
@@ -636,3 +650,58 @@ def _consumer_group_assignments(history: ConsumerGroupHistory, topic_names: dict
             open_facts[fact] = row
     return sorted(rows.values(), key=lambda r: (r["valid_from"], r["member_id"], r["assignment_kind"],
                                                 r["topic_id"], r["partition"]))
+
+
+def _consumer_group_states(history: ConsumerGroupHistory) -> list[dict]:
+    """The group's state after each write, one row per change of state or group epoch."""
+    rows: list[dict] = []
+    for snapshot in history.snapshots:
+        if rows and (rows[-1]["state"], rows[-1]["generation"]) == (snapshot["state"], snapshot["group_epoch"]):
+            continue
+        if rows:
+            rows[-1]["until"] = snapshot["at"]
+        rows.append({"group": history.group, "state": snapshot["state"], "at": snapshot["at"], "until": None,
+                     "generation": snapshot["group_epoch"], "assignment_epoch": snapshot["assignment_epoch"]})
+    return rows
+
+
+def _consumer_group_rebalances(history: ConsumerGroupHistory) -> list[dict]:
+    """One row per group epoch at which the group settled (Stable or Empty), against the last settle."""
+
+    def owners(snapshot: dict) -> dict[tuple, str]:
+        return {(t, p): member_id for member_id, m in snapshot["members"].items()
+                for t, p in [*m["assigned"], *m["pending_revocation"]]}
+
+    rows: list[dict] = []
+    settled: dict | None = None
+    assignment_epoch, assignment_at, started_at = 0, None, None
+    bumps = {e["at"] for e in history.epochs}
+    for snapshot in history.snapshots:
+        at = snapshot["at"]
+        if at in bumps and started_at is None:
+            started_at = at
+        if snapshot["assignment_epoch"] != assignment_epoch:
+            assignment_epoch, assignment_at = snapshot["assignment_epoch"], at
+        if snapshot["state"] not in ("Stable", "Empty") or \
+                (settled is not None and settled["group_epoch"] == snapshot["group_epoch"]):
+            continue
+        before_members = set(settled["members"]) if settled else set()
+        after_members = set(snapshot["members"])
+        before_owners, after_owners = (owners(settled) if settled else {}), owners(snapshot)
+        common = before_owners.keys() & after_owners.keys()
+        kept = sum(1 for tp in common if before_owners[tp] == after_owners[tp])
+        from_generation = settled["group_epoch"] if settled else 0
+        rows.append({
+            "group": history.group, "from_generation": from_generation, "to_generation": snapshot["group_epoch"],
+            "started_at": started_at if started_at is not None else at,
+            "last_stable_at": settled["at"] if settled else None,
+            "join_completed_at": assignment_at if snapshot["state"] == "Stable" else None, "stable_at": at,
+            "members_before": len(before_members), "members_after": len(after_members),
+            "members_joined": sorted(after_members - before_members),
+            "members_left": sorted(before_members - after_members),
+            "members_kept": len(before_members & after_members),
+            "partitions_moved": len(common) - kept, "partitions_kept": kept,
+            "causes": [e["cause"] for e in history.epochs if from_generation < e["epoch"] <= snapshot["group_epoch"]],
+        })
+        settled, started_at = snapshot, None
+    return rows

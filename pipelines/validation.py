@@ -43,10 +43,14 @@ records): ``group_generations`` (one row per group epoch: members and preferred 
 the bump, ``stable_at`` the first moment every member was reconciled to it, ``ended_at`` the next
 bump, and gold's likely cause must stand for the reference's cause of that bump), ``group_membership``
 (one row per member stay **and subscription**: a changed subscription closes the row and opens the
-next at the same moment -- issue 12, item 5) and ``partition_assignments`` ('current' and
+next at the same moment -- issue 12, item 5), ``partition_assignments`` ('current' and
 'pending_revocation' by member epoch, 'target' by assignment epoch, matched by topic id: the
-scenario's topic ids exist on no cluster, so gold cannot name them). Their state history and rebalance
-events are not compared yet. Classic comparisons only look at gold's 'classic' rows.
+scenario's topic ids exist on no cluster, so gold cannot name them), ``group_state_history``
+(Empty, Assigning, Reconciling, Stable after each write, with group and assignment epochs) and
+``rebalance_events`` (one per epoch at which the group settled, Stable or Empty, against the last one:
+its times, members joined/left/kept, partitions moved/kept, and a likely cause that must stand for the
+reference's cause when every bump in between had the same one; the stop bounds are not compared).
+Classic comparisons only look at gold's 'classic' rows.
 """
 
 from __future__ import annotations
@@ -367,6 +371,25 @@ def expected_consumer_group_assignments(result: SimulationResult) -> list[dict]:
             for a in result.tables["consumer_group_partition_assignments"]]
 
 
+def expected_consumer_group_state_history(result: SimulationResult) -> list[dict]:
+    return [{"group": s["group"], "state": s["state"], "at": s["at"], "until": s["until"],
+             "generation": s["generation"], "assignment_epoch": s["assignment_epoch"]}
+            for s in result.tables["consumer_group_state_history"]]
+
+
+def expected_consumer_group_rebalances(result: SimulationResult) -> list[dict]:
+    rows = []
+    for r in result.tables["consumer_group_rebalances"]:
+        causes = set(r["causes"])
+        rows.append({k: r[k] for k in (
+            "group", "from_generation", "to_generation", "started_at", "last_stable_at", "join_completed_at",
+            "stable_at", "members_before", "members_after", "members_joined", "members_left", "members_kept",
+            "partitions_moved", "partitions_kept")}
+            # not a gold column: the reference's cause when every bump in between had the same one
+            | {"likely_cause": causes.pop() if len(causes) == 1 else None})
+    return rows
+
+
 @dataclass(frozen=True)
 class Compared:
     """One compared gold table: its key columns, the expected rows, and which of its rows are compared."""
@@ -400,6 +423,10 @@ TABLES: tuple[Compared, ...] = (
     Compared(partition_assignments_schema.TABLE,
              ("group", "member_id", "assignment_kind", "topic_id", "partition", "valid_from"),
              expected_consumer_group_assignments, where=KIP848),
+    Compared(group_state_history_schema.TABLE, ("group", "state", "at"), expected_consumer_group_state_history,
+             where=KIP848),
+    Compared(rebalance_events_schema.TABLE, ("group", "from_generation", "to_generation"),
+             expected_consumer_group_rebalances, where=f"event_type = 'rebalance' and {KIP848}"),
 )
 
 

@@ -245,6 +245,35 @@ def test_the_generations_name_the_cause_of_each_bump(result) -> None:  # noqa: A
     assert generations[-1]["stable_at"] is not None  # the last member alone owns every partition again
 
 
+def test_the_state_history_follows_maybe_update_group_state(result) -> None:  # noqa: ANN001
+    # Worked out by hand from ConsumerGroup.maybeUpdateGroupState: a join computes the target in its own
+    # write, so the group is Reconciling (never Assigning) while the owners revoke; a leave or a fence
+    # bumps only the group epoch (Assigning) until the next heartbeat of a remaining member computes the
+    # target; ledger-2, alone at the end, reconciles in that same heartbeat (Stable at once).
+    states = [(s["state"], s["generation"], s["assignment_epoch"])
+              for s in result.tables["consumer_group_state_history"]]
+    assert states == [
+        ("Stable", 1, 1), ("Reconciling", 2, 2), ("Reconciling", 3, 3), ("Stable", 3, 3),  # three joins
+        ("Reconciling", 4, 4), ("Stable", 4, 4),  # ledger-2's subscription change
+        ("Assigning", 5, 4), ("Reconciling", 5, 5), ("Stable", 5, 5),  # ledger-3 leaves
+        ("Assigning", 6, 5), ("Stable", 6, 6)]  # ledger-1's session expires
+
+
+def test_rebalances_count_what_moved_between_settled_epochs(result) -> None:  # noqa: ANN001
+    # By hand, with range over the members sorted by id: ledger-1 owns orders 0-3; after the joins (epochs
+    # 2 and 3, settled once at 3) three of them moved to ledger-2 and ledger-3 and one stayed; the
+    # subscription change adds payments 0-1 (new, not moved); ledger-3's partition goes to ledger-1 when it
+    # leaves; the fenced ledger-1's two go to ledger-2.
+    rows = result.tables["consumer_group_rebalances"]
+    assert [(r["from_generation"], r["to_generation"], r["members_before"], r["members_after"],
+             r["partitions_moved"], r["partitions_kept"], r["causes"]) for r in rows] == [
+        (0, 1, 0, 1, 0, 0, ["member_joined"]), (1, 3, 1, 3, 3, 1, ["member_joined", "member_joined"]),
+        (3, 4, 3, 3, 0, 4, ["subscription_changed"]), (4, 5, 3, 2, 1, 5, ["member_left"]),
+        (5, 6, 2, 1, 2, 4, ["session_timeout"])]
+    assert all(r["last_stable_at"] is None or r["last_stable_at"] < r["started_at"] <= r["stable_at"]
+               for r in rows)
+
+
 def test_no_partition_is_owned_by_two_members_at_once(result) -> None:  # noqa: ANN001
     owned = [a for a in result.tables["consumer_group_partition_assignments"] if a["assignment_kind"] != "target"]
     for a in owned:

@@ -62,6 +62,12 @@ COLUMNS = {
         "group", "member_id", "client_id", "assignment_kind", "generation", "topic_id", "topic", "partition",
         "valid_from", "valid_to",
     ],
+    "consumer_group_state_history": ["group", "state", "at", "until", "generation", "assignment_epoch"],
+    "consumer_group_rebalances": [
+        "group", "from_generation", "to_generation", "started_at", "last_stable_at", "join_completed_at",
+        "stable_at", "members_before", "members_after", "members_joined", "members_left", "members_kept",
+        "partitions_moved", "partitions_kept", "causes",
+    ],
 }
 
 
