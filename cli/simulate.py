@@ -40,8 +40,10 @@ def run(args: argparse.Namespace) -> int:
     except ScenarioError as exc:
         raise CommandError(f"invalid scenario: {exc}") from exc
     out = result.write(args.out)
-    generations = sum(1 for _ in result.tables.get("group_generations", []))
-    print(f"simulate: {len(result.records)} records, {generations} generations -> {out}", file=sys.stderr)
+    generations = len(result.tables.get("group_generations", []))
+    epochs = len(result.tables.get("consumer_group_generations", []))  # KIP-848 groups
+    print(f"simulate: {len(result.records)} records, {generations} generations"
+          f"{f', {epochs} KIP-848 group epochs' if epochs else ''} -> {out}", file=sys.stderr)
     if args.produce_to:
         settings = settings_from(args)
         config = settings.kafka.librdkafka_config()

@@ -1,4 +1,5 @@
-"""Reference coordinator: Kafka's classic group coordinator and its consumers, simulated.
+"""Reference coordinator: Kafka's classic group coordinator and its consumers, simulated (and KIP-848
+consumer groups, minimally: :mod:`coordinator.consumer_group`).
 
 >>> from coordinator import simulate
 >>> result = simulate("conf/scenarios/rebalance-storm.yaml")     # doctest: +SKIP

@@ -111,6 +111,11 @@ class ConsumerConfig:
     poll_interval_ms: int = 100
     #: Send topic ids in OffsetCommit (v10+, KIP-848 era clients); classic Java clients do not.
     commit_topic_ids: bool = False
+    #: ``group.protocol``: ``classic`` (JoinGroup/SyncGroup, this module) or ``consumer`` (KIP-848,
+    #: ConsumerGroupHeartbeat: :mod:`coordinator.consumer_group_client`).
+    group_protocol: str = "classic"
+    #: ``group.remote.assignor`` (KIP-848 only): the server assignor the member asks for.
+    group_remote_assignor: str | None = None
 
     @property
     def effective_client_id(self) -> str:

@@ -1,4 +1,4 @@
-"""The Kafka error codes the classic group protocol answers with (``common/protocol/Errors.java``)."""
+"""The Kafka error codes the group protocols answer with (``common/protocol/Errors.java``)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ class Errors(Enum):
     GROUP_MAX_SIZE_REACHED = 81
     FENCED_INSTANCE_ID = 82
     GROUP_SUBSCRIBED_TO_TOPIC = 86
+    FENCED_MEMBER_EPOCH = 110
 
     @property
     def code(self) -> int:

@@ -68,6 +68,9 @@ class CoordinatorConfig:
     offsets_retention_check_interval_ms: int = 600000
     offsets_topic_num_partitions: int = 50
     offset_metadata_max_bytes: int = 4096
+    #: KIP-848 groups (:mod:`coordinator.consumer_group`).
+    group_consumer_session_timeout_ms: int = 45000
+    group_consumer_heartbeat_interval_ms: int = 5000
 
     PROPERTY_NAMES = {
         "group.min.session.timeout.ms": "group_min_session_timeout_ms",
@@ -78,6 +81,8 @@ class CoordinatorConfig:
         "offsets.retention.check.interval.ms": "offsets_retention_check_interval_ms",
         "offsets.topic.num.partitions": "offsets_topic_num_partitions",
         "offset.metadata.max.bytes": "offset_metadata_max_bytes",
+        "group.consumer.session.timeout.ms": "group_consumer_session_timeout_ms",
+        "group.consumer.heartbeat.interval.ms": "group_consumer_heartbeat_interval_ms",
     }
 
     @property

@@ -23,6 +23,10 @@ simple consumer/admin with ``group`` + ``offsets``, optionally with an old clien
 ``downtime``), ``subscribe`` (change topics), ``add_partitions``, ``delete_group`` and
 ``delete_offsets`` (admin requests).
 
+A consumer with ``group_protocol: consumer`` (and ``group_remote_assignor: range``) joins a KIP-848
+group (``coordinator/consumer_group.py``); it can ``join``, ``leave``, ``crash``, ``restart`` and
+``subscribe``. A group's consumers all use one protocol.
+
 Validation reports the first problem in one line: ``file: actions[3] (leave): consumer 'c9'
 is not declared; expected one of c1, c2``.
 """
@@ -97,6 +101,9 @@ ACTIONS: dict[str, tuple[set[str], set[str]]] = {
     "delete_group": ({"group"}, set()),
     "delete_offsets": ({"group", "topic", "partitions"}, set()),
 }
+
+# What a KIP-848 consumer (group_protocol: consumer) can do in a scenario (coordinator/consumer_group_client.py).
+KIP848_ACTIONS = ("join", "leave", "crash", "restart", "subscribe")
 
 _CONSUMER_FIELDS = {f.name for f in fields(ConsumerConfig)} - {"name", "group_id", "topics"}
 _TOPIC_FIELDS = {"name", "partitions", "produce_rate", "initial_records", "leader_epoch", "topic_id"}
@@ -270,6 +277,15 @@ def _consumers(reader: _Reader, data: Any, topic_names: set[str]) -> tuple[Consu
                         where, f"field 'assignors' = {value!r}; expected a list from {', '.join(ASSIGNORS)}"
                     )
                 options[key] = tuple(value)
+            elif key == "group_protocol":
+                if value not in ("classic", "consumer"):
+                    raise reader.fail(where, f"field 'group_protocol' = {value!r}; expected classic or consumer")
+                options[key] = value
+            elif key == "group_remote_assignor":
+                if value != "range":
+                    raise reader.fail(where, f"field 'group_remote_assignor' = {value!r}; expected range (the only "
+                                             "server assignor modelled, coordinator/consumer_group.py)")
+                options[key] = value
             elif key == "auto_offset_reset":
                 if value not in ("latest", "earliest"):
                     raise reader.fail(where, f"field 'auto_offset_reset' = {value!r}; expected latest or earliest")
@@ -277,6 +293,11 @@ def _consumers(reader: _Reader, data: Any, topic_names: set[str]) -> tuple[Consu
             else:
                 options[key] = reader.string(item, key, where)
         config = ConsumerConfig(name=name, group_id=reader.string(item, "group", where), topics=topics, **options)
+        if config.group_protocol == "consumer" and config.group_remote_assignor is None:
+            raise reader.fail(where, "a consumer with group_protocol consumer needs group_remote_assignor: range "
+                                     "(the broker's default, uniform, is not modelled)")
+        if config.group_protocol == "classic" and config.group_remote_assignor is not None:
+            raise reader.fail(where, "group_remote_assignor is for group_protocol consumer (KIP-848) only")
         if config.heartbeat_interval_ms >= config.session_timeout_ms:
             raise reader.fail(where, "heartbeat_interval_ms must be lower than session_timeout_ms (Heartbeat.java)")
         consumers.append(config)
@@ -284,6 +305,13 @@ def _consumers(reader: _Reader, data: Any, topic_names: set[str]) -> tuple[Consu
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate:
         raise reader.fail("consumers", f"consumer {duplicate!r} is declared twice")
+    protocols: dict[str, set[str]] = {}
+    for c in consumers:
+        protocols.setdefault(c.group_id, set()).add(c.group_protocol)
+    mixed = next((g for g, p in protocols.items() if len(p) > 1), None)
+    if mixed:  # a classic member in a consumer group (online upgrade/downgrade) is not modelled
+        raise reader.fail("consumers", f"group {mixed!r} has classic and consumer (KIP-848) members; "
+                                       "expected one group_protocol per group")
     return tuple(consumers)
 
 
@@ -317,6 +345,7 @@ def _actions(
         raise reader.fail("actions", "expected a non-empty list of actions")
     actions = []
     groups = {c.group_id for c in consumers.values()}
+    kip848_groups = {c.group_id for c in consumers.values() if c.group_protocol == "consumer"}
     for i, raw in enumerate(data):
         item = reader.mapping(raw, f"actions[{i}]")
         kind = item.get("action")
@@ -338,6 +367,11 @@ def _actions(
         topic = item.get("topic")
         if topic is not None and topic not in topics:
             raise reader.fail(where, f"topic {topic!r} is not declared; expected one of {', '.join(sorted(topics))}")
+        if consumer is not None and consumers[consumer].group_protocol == "consumer" and kind not in KIP848_ACTIONS:
+            raise reader.fail(where, f"consumer {consumer!r} uses group_protocol consumer (KIP-848); expected one of "
+                                     f"{', '.join(KIP848_ACTIONS)}")
+        if group is not None and group in kip848_groups:
+            raise reader.fail(where, f"group {group!r} is a KIP-848 group; {kind} is modelled for classic groups only")
         action = Action(at_ms=at_ms, action=kind, index=i, consumer=consumer, group=group, topic=topic)
         if kind == "stall":
             action = replace(action, duration_ms=reader.duration(item, "duration", where))
@@ -404,6 +438,10 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
             f"actions[{late.index}] ({late.action})",
             f"at {late.at_ms} ms is after the scenario's duration {duration_ms} ms",
         )
+    grown = next((a for a in actions if a.action == "add_partitions"), None)
+    if grown is not None and any(c.group_protocol == "consumer" for c in consumers):
+        raise reader.fail(f"actions[{grown.index}] (add_partitions)",
+                          "topic metadata changes are not modelled for KIP-848 groups; keep them to classic scenarios")
     seed = reader.integer(data, "seed", "scenario", default=0)
     return Scenario(
         name=reader.string(data, "name", "scenario"),

@@ -14,8 +14,10 @@ from typing import Any
 from coordinator.client import Consumer, Network
 from coordinator.clock import SimulatedClock
 from coordinator.cluster import Cluster
+from coordinator.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator, topic_id_for
+from coordinator.consumer_group_client import ConsumerGroupConsumer
 from coordinator.group_coordinator import GroupCoordinator
-from coordinator.records import KafkaVersion, encode
+from coordinator.records import CoordinatorRecord, KafkaVersion, encode
 from coordinator.requests import OffsetCommitPartition, OffsetCommitRequest
 from coordinator.scenario import Action, Scenario, load_scenario
 from coordinator.timeline import TABLES, TimelineRecorder
@@ -72,7 +74,9 @@ class Simulation:
             [replace(t, created_at=[]) for t in scenario.topics],
             scenario.start_ms,
         )
-        self.recorder = TimelineRecorder(self._partition_for)
+        self.recorder = TimelineRecorder(
+            self._partition_for, {topic_id: name for name, (topic_id, _) in self._topic_ids().items()}
+        )
         self.coordinator = GroupCoordinator(
             self.clock,
             scenario.broker,
@@ -83,15 +87,45 @@ class Simulation:
             known_topics=self.cluster.partition_counts,
         )
         self.network = Network(self.clock, scenario.network_latency_ms)
-        self.consumers = {
+        self.consumers: dict[str, Consumer | ConsumerGroupConsumer] = {
             c.name: Consumer(c, self.clock, self.network, self.coordinator, self.cluster, self.recorder)
             for c in scenario.consumers
+            if c.group_protocol == "classic"
         }
+        kip848 = [c for c in scenario.consumers if c.group_protocol == "consumer"]
+        self.consumer_groups: ConsumerGroupCoordinator | None = None
+        if kip848:
+            self.consumer_groups = ConsumerGroupCoordinator(
+                self.clock,
+                self.kafka_version,
+                self._topic_ids,
+                self._append,
+                ConsumerGroupConfig(
+                    scenario.broker.group_consumer_session_timeout_ms,
+                    scenario.broker.group_consumer_heartbeat_interval_ms,
+                ),
+                events=self.recorder,
+            )
+            names = {topic_id: name for name, (topic_id, _) in self._topic_ids().items()}
+            for c in kip848:
+                self.consumers[c.name] = ConsumerGroupConsumer(
+                    c, self.clock, self.network, self.consumer_groups, names, scenario.seed, self.recorder
+                )
         for action in scenario.actions:
             self.clock.at(scenario.start_ms + action.at_ms, lambda a=action: self._perform(a))
 
     def _partition_for(self, group_id: str) -> int:
         return self.coordinator.partition_for(group_id)
+
+    def _topic_ids(self) -> dict[str, tuple[str, int]]:
+        """The cluster's topics as KIP-848 groups see them: name -> (topic id, partition count)."""
+        return {name: (topic_id_for(name, t.topic_id), t.partitions) for name, t in self.cluster.topics.items()}
+
+    def _append(self, group_id: str, records: list[CoordinatorRecord]) -> None:
+        """A KIP-848 group's write: appended to its ``__consumer_offsets`` partition now."""
+        partition = self.coordinator.partition_for(group_id)
+        for r in records:
+            self.coordinator.log.append(replace(r, partition=partition, timestamp=self.clock.now))
 
     def run(self) -> SimulationResult:
         self.clock.run_until(self.scenario.start_ms + self.scenario.duration_ms)

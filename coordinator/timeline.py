@@ -38,6 +38,38 @@ Table columns
 ``committed_offsets`` (one row per OffsetCommit record written)
     group, topic, partition, offset, leader_epoch (None when the client sent -1), metadata,
     commit_timestamp.
+
+KIP-848 groups (:mod:`coordinator.consumer_group`) have their own tables, derived from the group as the
+engine holds it after each write (``ConsumerGroupEvents.consumer_group_written``; of several writes in one
+millisecond, the last), never from the records:
+
+``consumer_group_generations`` (one row per group epoch)
+    group, generation (the epoch), protocol (the server assignor most members name), member_count
+    (members after the bump), started_at (the bump), stable_at (the first moment the group was Stable at
+    this epoch: every member reconciled to it; None if never), ended_at (the next bump), end_reason (the
+    next bump's cause: ``member_joined``, ``subscription_changed``, ``member_left``, ``session_timeout``,
+    ``rebalance_timeout``).
+``consumer_group_membership`` (one row per member stay *and subscription*)
+    group, member_id, group_instance_id, client_id, client_host, rebalance_timeout_ms, subscribed_topics
+    (sorted), subscribed_topic_regex, server_assignor, valid_from, valid_to (the member left or was fenced,
+    or its subscribed topic names or regex changed: the next row starts at the same moment), first_generation,
+    last_generation (group epochs while the row was open), first_member_epoch, last_member_epoch.
+``consumer_group_partition_assignments`` (SCD2 per member, kind, epoch and partition)
+    group, member_id, client_id, assignment_kind ('current': owned, by member epoch; 'pending_revocation':
+    still owned, to be given up, by member epoch; 'target': the assignor's target, by assignment epoch, once
+    there is one), generation (that epoch), topic_id, topic, partition, valid_from, valid_to (a fact that
+    returns within one epoch keeps one row, from its first start to its last end).
+``consumer_group_state_history`` (one row per change of the group's state or group epoch)
+    group, state (``ConsumerGroup.maybeUpdateGroupState``: Empty, Assigning, Reconciling, Stable), at,
+    until (the next row's start), generation (the group epoch), assignment_epoch.
+``consumer_group_rebalances`` (one row per group epoch at which the group settled: Stable or Empty)
+    group, from_generation (the epoch it last settled at; 0 for a new group), to_generation, started_at
+    (the first bump after it last settled), last_stable_at (when it last settled; None the first time),
+    join_completed_at (when the assignment epoch last changed, if it settled Stable), stable_at (when it
+    settled), members_before, members_after, members_joined, members_left (member ids, sorted),
+    members_kept, partitions_moved, partitions_kept (partitions owned -- assigned or pending revocation --
+    at both settle points, by another member or the same one), causes (the causes of the bumps in between,
+    in order).
 """
 
 from __future__ import annotations
@@ -45,13 +77,22 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from coordinator.consumer_group import ConsumerGroup, ConsumerGroupEvents
 from coordinator.consumer_protocol import Assignment
 from coordinator.group import ClassicGroup, GroupEvents, GroupState
 from coordinator.group_coordinator import OffsetEvents
 from coordinator.member import ClassicGroupMember
 from coordinator.offsets import OffsetAndMetadata
 
-TABLES = ("group_generations", "group_membership", "partition_assignments", "group_state_history", "committed_offsets")
+CLASSIC_TABLES = (
+    "group_generations", "group_membership", "partition_assignments", "group_state_history", "committed_offsets"
+)
+#: KIP-848 groups' expected rows, kept apart from the classic tables (other columns, other rules).
+CONSUMER_GROUP_TABLES = (
+    "consumer_group_generations", "consumer_group_membership", "consumer_group_partition_assignments",
+    "consumer_group_state_history", "consumer_group_rebalances",
+)
+TABLES = CLASSIC_TABLES + CONSUMER_GROUP_TABLES
 
 _REMOVAL_CAUSE = {"deleted": "group_deleted", "expired": "group_expired"}
 
@@ -131,12 +172,51 @@ def _member_snapshot(member: ClassicGroupMember, at: int) -> MemberInGeneration:
     )
 
 
-class TimelineRecorder(GroupEvents, OffsetEvents):
+@dataclass
+class ConsumerGroupHistory:
+    """A KIP-848 group: its epoch bumps and the group after each write (one per millisecond: the last)."""
+
+    group: str
+    coordinator_partition: int
+    created_at: int
+    epochs: list[dict] = field(default_factory=list)  # {"epoch", "at", "cause"}
+    snapshots: list[dict] = field(default_factory=list)
+
+
+def _pairs(partitions) -> list[list]:  # noqa: ANN001 - frozenset of (topic id, partition)
+    return [[t, p] for t, p in sorted(partitions)]
+
+
+def _consumer_group_snapshot(group: ConsumerGroup, at: int) -> dict:
+    return {
+        "at": at,
+        "group_epoch": group.group_epoch,
+        "assignment_epoch": group.assignment_epoch,
+        "state": group.state.value,
+        "members": {
+            m.member_id: {
+                "client_id": m.client_id, "client_host": m.client_host, "instance_id": m.instance_id,
+                "rack_id": m.rack_id, "subscribed_topics": sorted(m.subscribed_topic_names),
+                "subscribed_topic_regex": m.subscribed_topic_regex or None, "server_assignor": m.server_assignor,
+                "rebalance_timeout_ms": m.rebalance_timeout_ms, "member_epoch": m.member_epoch,
+                "member_state": m.state.value, "assigned": _pairs(m.assigned),
+                "pending_revocation": _pairs(m.pending_revocation),
+            }
+            for m in group.members.values()
+        },
+        "targets": {member_id: _pairs(t) for member_id, t in group.target.items()},
+    }
+
+
+class TimelineRecorder(GroupEvents, OffsetEvents, ConsumerGroupEvents):
     """Collects coordinator and client events during a run."""
 
-    def __init__(self, partition_for):
+    def __init__(self, partition_for, topic_names: dict[str, str] | None = None):
         self._partition_for = partition_for
         self.groups: dict[str, GroupHistory] = {}
+        self.consumer_groups: dict[str, ConsumerGroupHistory] = {}
+        #: topic id -> name (KIP-848 records name topics by id)
+        self.topic_names = topic_names or {}
         self.events: list[dict] = []
 
     # -- helpers ------------------------------------------------------------------------------
@@ -343,6 +423,22 @@ class TimelineRecorder(GroupEvents, OffsetEvents):
                 {"topic": topic, "partition": partition, "at": at, "reason": reason}
             )
 
+    # -- KIP-848 consumer groups ----------------------------------------------------------------
+    def consumer_group_written(self, group: ConsumerGroup, at: int, bumped_epoch: bool, cause: str | None) -> None:
+        history = self.consumer_groups.get(group.group_id)
+        if history is None:
+            history = ConsumerGroupHistory(group.group_id, self._partition_for(group.group_id), at)
+            self.consumer_groups[group.group_id] = history
+        if bumped_epoch:
+            history.epochs.append({"epoch": group.group_epoch, "at": at, "cause": cause})
+        snapshot = _consumer_group_snapshot(group, at)
+        if history.snapshots and history.snapshots[-1]["at"] == at:
+            history.snapshots[-1] = snapshot  # writes within one millisecond: what a reader sees is the last
+        else:
+            history.snapshots.append(snapshot)
+        self._event(at, "coordinator", "consumer_group_write", group=group.group_id, group_epoch=group.group_epoch,
+                    assignment_epoch=group.assignment_epoch, state=group.state.value, cause=cause)
+
     # -- client events -----------------------------------------------------------------------------
     def client_event(self, consumer: str, at: int, kind: str, **detail: Any) -> None:
         self._event(at, f"consumer:{consumer}", kind, **detail)
@@ -371,7 +467,12 @@ class TimelineRecorder(GroupEvents, OffsetEvents):
                     "offset_removals": history.offset_removals,
                 }
             )
-        return {"groups": groups, "events": self.events}
+        consumer_groups = [
+            {"group": h.group, "coordinator_partition": h.coordinator_partition, "created_at": h.created_at,
+             "epochs": h.epochs, "snapshots": h.snapshots}
+            for h in self.consumer_groups.values()
+        ]
+        return {"groups": groups, "consumer_groups": consumer_groups, "events": self.events}
 
     def tables(self) -> dict[str, list[dict]]:
         rows: dict[str, list[dict]] = {name: [] for name in TABLES}
@@ -444,4 +545,163 @@ class TimelineRecorder(GroupEvents, OffsetEvents):
                     }
                 )
         rows["partition_assignments"].sort(key=lambda r: (r["group"], r["valid_from"], r["topic"], r["partition"]))
+        for kip848 in self.consumer_groups.values():
+            rows["consumer_group_generations"] += _consumer_group_generations(kip848)
+            rows["consumer_group_membership"] += _consumer_group_membership(kip848)
+            rows["consumer_group_partition_assignments"] += _consumer_group_assignments(kip848, self.topic_names)
+            rows["consumer_group_state_history"] += _consumer_group_states(kip848)
+            rows["consumer_group_rebalances"] += _consumer_group_rebalances(kip848)
         return rows
+
+
+# ------------------------------------------------------------------------- KIP-848 groups' tables
+
+def _preferred_assignor(members: dict) -> str | None:
+    """The server assignor most members name (``ConsumerGroup.computePreferredServerAssignor``);
+    None when none names one (the broker's default is in no record)."""
+    votes: dict[str, int] = {}
+    for m in members.values():
+        if m["server_assignor"]:
+            votes[m["server_assignor"]] = votes.get(m["server_assignor"], 0) + 1
+    return min(votes, key=lambda name: (-votes[name], name)) if votes else None
+
+
+def _consumer_group_generations(history: ConsumerGroupHistory) -> list[dict]:
+    """One row per group epoch: members after the bump, the first moment the group was Stable at it."""
+    rows = []
+    for epoch, following in zip(history.epochs, [*history.epochs[1:], None], strict=False):
+        at = epoch["at"]
+        after = next(s for s in history.snapshots if s["at"] == at)
+        ended_at = following["at"] if following else None
+        stable_at = next((s["at"] for s in history.snapshots
+                          if s["at"] >= at and (ended_at is None or s["at"] < ended_at)
+                          and s["state"] == "Stable" and s["group_epoch"] == epoch["epoch"]), None)
+        rows.append({
+            "group": history.group, "generation": epoch["epoch"], "protocol": _preferred_assignor(after["members"]),
+            "member_count": len(after["members"]), "started_at": at, "stable_at": stable_at, "ended_at": ended_at,
+            # why the epoch ended: the cause of the next bump (member_joined, member_left, session_timeout,
+            # rebalance_timeout, subscription_changed)
+            "end_reason": following["cause"] if following else None,
+        })
+    return rows
+
+
+def _consumer_group_membership(history: ConsumerGroupHistory) -> list[dict]:
+    """One row per member stay and subscription (a change of subscribed topic names or regex closes the
+    row and opens the next at the same moment); other changes update the open row."""
+    rows: list[dict] = []
+    open_rows: dict[str, dict] = {}
+    for snapshot in history.snapshots:
+        at, epoch, members = snapshot["at"], snapshot["group_epoch"], snapshot["members"]
+        for member_id in [m for m in open_rows if m not in members]:
+            open_rows.pop(member_id)["valid_to"] = at
+        for member_id, m in members.items():
+            row = open_rows.get(member_id)
+            subscription = (m["subscribed_topics"], m["subscribed_topic_regex"])
+            if row is not None and (row["subscribed_topics"], row["subscribed_topic_regex"]) != subscription:
+                row["valid_to"] = at
+                row = None
+            if row is None:
+                row = {"group": history.group, "member_id": member_id, "valid_from": at, "valid_to": None,
+                       "first_generation": epoch, "first_member_epoch": m["member_epoch"],
+                       "last_member_epoch": m["member_epoch"]}
+                open_rows[member_id] = row
+                rows.append(row)
+            row.update({
+                "group_instance_id": m["instance_id"], "client_id": m["client_id"], "client_host": m["client_host"],
+                "rebalance_timeout_ms": m["rebalance_timeout_ms"], "subscribed_topics": m["subscribed_topics"],
+                "subscribed_topic_regex": m["subscribed_topic_regex"], "server_assignor": m["server_assignor"],
+                "last_generation": epoch,
+                "first_member_epoch": min(row["first_member_epoch"], m["member_epoch"]),
+                "last_member_epoch": max(row["last_member_epoch"], m["member_epoch"]),
+            })
+    columns = ("group", "member_id", "group_instance_id", "client_id", "client_host", "rebalance_timeout_ms",
+               "subscribed_topics", "subscribed_topic_regex", "server_assignor", "valid_from", "valid_to",
+               "first_generation", "last_generation", "first_member_epoch", "last_member_epoch")
+    return [{c: row[c] for c in columns} for row in rows]
+
+
+def _consumer_group_assignments(history: ConsumerGroupHistory, topic_names: dict[str, str]) -> list[dict]:
+    """SCD2 rows of what members own ('current', by member epoch), still have to give up
+    ('pending_revocation', by member epoch) and are meant to own ('target', by assignment epoch)."""
+    open_facts: dict[tuple, dict] = {}
+    rows: dict[tuple, dict] = {}  # a fact back within one epoch: one row, first start to last end
+    for snapshot in history.snapshots:
+        at, members = snapshot["at"], snapshot["members"]
+        now: set[tuple] = set()
+        for member_id, m in members.items():
+            now.update((member_id, "current", m["member_epoch"], t, p) for t, p in m["assigned"])
+            now.update((member_id, "pending_revocation", m["member_epoch"], t, p) for t, p in m["pending_revocation"])
+        if snapshot["assignment_epoch"] > 0:
+            for member_id, target in snapshot["targets"].items():
+                now.update((member_id, "target", snapshot["assignment_epoch"], t, p) for t, p in target)
+        for fact in [f for f in open_facts if f not in now]:
+            open_facts.pop(fact)["valid_to"] = at
+        for fact in sorted(now - open_facts.keys()):
+            member_id, kind, generation, topic_id, partition = fact
+            row = rows.get(fact)
+            if row is None:
+                row = {"group": history.group, "member_id": member_id,
+                       "client_id": members.get(member_id, {}).get("client_id"), "assignment_kind": kind,
+                       "generation": generation, "topic_id": topic_id, "topic": topic_names.get(topic_id),
+                       "partition": partition, "valid_from": at, "valid_to": None}
+                rows[fact] = row
+            row["valid_to"] = None
+            open_facts[fact] = row
+    return sorted(rows.values(), key=lambda r: (r["valid_from"], r["member_id"], r["assignment_kind"],
+                                                r["topic_id"], r["partition"]))
+
+
+def _consumer_group_states(history: ConsumerGroupHistory) -> list[dict]:
+    """The group's state after each write, one row per change of state or group epoch."""
+    rows: list[dict] = []
+    for snapshot in history.snapshots:
+        if rows and (rows[-1]["state"], rows[-1]["generation"]) == (snapshot["state"], snapshot["group_epoch"]):
+            continue
+        if rows:
+            rows[-1]["until"] = snapshot["at"]
+        rows.append({"group": history.group, "state": snapshot["state"], "at": snapshot["at"], "until": None,
+                     "generation": snapshot["group_epoch"], "assignment_epoch": snapshot["assignment_epoch"]})
+    return rows
+
+
+def _consumer_group_rebalances(history: ConsumerGroupHistory) -> list[dict]:
+    """One row per group epoch at which the group settled (Stable or Empty), against the last settle."""
+
+    def owners(snapshot: dict) -> dict[tuple, str]:
+        return {(t, p): member_id for member_id, m in snapshot["members"].items()
+                for t, p in [*m["assigned"], *m["pending_revocation"]]}
+
+    rows: list[dict] = []
+    settled: dict | None = None
+    assignment_epoch, assignment_at, started_at = 0, None, None
+    bumps = {e["at"] for e in history.epochs}
+    for snapshot in history.snapshots:
+        at = snapshot["at"]
+        if at in bumps and started_at is None:
+            started_at = at
+        if snapshot["assignment_epoch"] != assignment_epoch:
+            assignment_epoch, assignment_at = snapshot["assignment_epoch"], at
+        if snapshot["state"] not in ("Stable", "Empty") or \
+                (settled is not None and settled["group_epoch"] == snapshot["group_epoch"]):
+            continue
+        before_members = set(settled["members"]) if settled else set()
+        after_members = set(snapshot["members"])
+        before_owners, after_owners = (owners(settled) if settled else {}), owners(snapshot)
+        common = before_owners.keys() & after_owners.keys()
+        kept = sum(1 for tp in common if before_owners[tp] == after_owners[tp])
+        from_generation = settled["group_epoch"] if settled else 0
+        rows.append({
+            "group": history.group, "from_generation": from_generation, "to_generation": snapshot["group_epoch"],
+            "started_at": started_at if started_at is not None else at,
+            "last_stable_at": settled["at"] if settled else None,
+            "join_completed_at": assignment_at if snapshot["state"] == "Stable" else None, "stable_at": at,
+            "members_before": len(before_members), "members_after": len(after_members),
+            "members_joined": sorted(after_members - before_members),
+            "members_left": sorted(before_members - after_members),
+            "members_kept": len(before_members & after_members),
+            "partitions_moved": len(common) - kept, "partitions_kept": kept,
+            "causes": [e["cause"] for e in history.epochs if from_generation < e["epoch"] <= snapshot["group_epoch"]],
+        })
+        settled, started_at = snapshot, None
+    return rows

@@ -35,7 +35,22 @@ records can show:
   broker stamps that commit, so each stop is taken as the broker would see it, one latency later; and
   when gold names the members that may have triggered a rebalance, the member the coordinator names
   in its reason must be one of them. Static member restarts without a rebalance are not compared.
-  KIP-848 groups are not: the reference coordinator simulates the classic protocol only.
+
+KIP-848 groups (``group.protocol=consumer``, gold rows with ``group_type`` 'consumer') are compared
+with the reference's own KIP-848 tables (``coordinator/consumer_group.py``; the timeline records the
+group after each write, and a write's records share one append time, so nothing is hidden from the
+records): ``group_generations`` (one row per group epoch: members and preferred server assignor after
+the bump, ``stable_at`` the first moment every member was reconciled to it, ``ended_at`` the next
+bump, and gold's likely cause must stand for the reference's cause of that bump), ``group_membership``
+(one row per member stay **and subscription**: a changed subscription closes the row and opens the
+next at the same moment -- issue 12, item 5), ``partition_assignments`` ('current' and
+'pending_revocation' by member epoch, 'target' by assignment epoch, matched by topic id: the
+scenario's topic ids exist on no cluster, so gold cannot name them), ``group_state_history``
+(Empty, Assigning, Reconciling, Stable after each write, with group and assignment epochs) and
+``rebalance_events`` (one per epoch at which the group settled, Stable or Empty, against the last one:
+its times, members joined/left/kept, partitions moved/kept, and a likely cause that must stand for the
+reference's cause when every bump in between had the same one; the stop bounds are not compared).
+Classic comparisons only look at gold's 'classic' rows.
 """
 
 from __future__ import annotations
@@ -71,8 +86,9 @@ CAUSES = {
     "member_joined": {"member_joined"}, "member_left": {"member_left", "sync_timeout"},
     # A static member back after the coordinator removed it (session expiry): to the coordinator a new join.
     "static_member_returned": {"member_joined"},
-    "member_left_or_vanished": {"member_left", "session_timeout", "sync_timeout"},
-    "subscription_changed": {"member_metadata_changed", "static_member_protocol_changed"},
+    # KIP-848: a heartbeat with member epoch -1, a session or a rebalance timeout look the same in the records
+    "member_left_or_vanished": {"member_left", "session_timeout", "sync_timeout", "rebalance_timeout"},
+    "subscription_changed": {"member_metadata_changed", "static_member_protocol_changed", "subscription_changed"},
     "metadata_changed": {"leader_rejoined"}, "leader_rejoined": {"leader_rejoined"},
     # KIP-429's second round: the leader's rejoin, or a non-leader's whose owned partitions changed.
     "cooperative_follow_up": {"leader_rejoined", "member_metadata_changed"},
@@ -325,6 +341,55 @@ def expected_rebalance_events(result: SimulationResult) -> list[dict]:
     return rows
 
 
+# ---------------------------------------------------------------- KIP-848 groups (see module docstring)
+
+def expected_consumer_group_generations(result: SimulationResult) -> list[dict]:
+    return [{"group": g["group"], "generation": g["generation"], "protocol_type": "consumer",
+             "protocol": g["protocol"], "leader": None, "member_count": g["member_count"],
+             "started_at": g["started_at"], "stable_at": g["stable_at"], "ended_at": g["ended_at"],
+             # not compared as is: the reference cause, checked against gold's likely cause via CAUSES
+             "end_reason": g["end_reason"]}
+            for g in result.tables["consumer_group_generations"]]
+
+
+def expected_consumer_group_membership(result: SimulationResult) -> list[dict]:
+    return [{"group": m["group"], "member_id": m["member_id"], "group_instance_id": m["group_instance_id"],
+             "client_id": m["client_id"], "client_host": m["client_host"],
+             "session_timeout_ms": None,  # only classic members of a consumer group have one
+             "rebalance_timeout_ms": m["rebalance_timeout_ms"], "subscribed_topics": m["subscribed_topics"],
+             "subscribed_topic_regex": m["subscribed_topic_regex"], "server_assignor": m["server_assignor"],
+             "valid_from": m["valid_from"], "valid_to": m["valid_to"], "first_generation": m["first_generation"],
+             "last_generation": m["last_generation"], "first_member_epoch": m["first_member_epoch"],
+             "last_member_epoch": m["last_member_epoch"]}
+            for m in result.tables["consumer_group_membership"]]
+
+
+def expected_consumer_group_assignments(result: SimulationResult) -> list[dict]:
+    return [{"group": a["group"], "member_id": a["member_id"], "assignment_kind": a["assignment_kind"],
+             "topic_id": a["topic_id"], "partition": a["partition"], "valid_from": a["valid_from"],
+             "valid_to": a["valid_to"], "generation": a["generation"], "client_id": a["client_id"]}
+            for a in result.tables["consumer_group_partition_assignments"]]
+
+
+def expected_consumer_group_state_history(result: SimulationResult) -> list[dict]:
+    return [{"group": s["group"], "state": s["state"], "at": s["at"], "until": s["until"],
+             "generation": s["generation"], "assignment_epoch": s["assignment_epoch"]}
+            for s in result.tables["consumer_group_state_history"]]
+
+
+def expected_consumer_group_rebalances(result: SimulationResult) -> list[dict]:
+    rows = []
+    for r in result.tables["consumer_group_rebalances"]:
+        causes = set(r["causes"])
+        rows.append({k: r[k] for k in (
+            "group", "from_generation", "to_generation", "started_at", "last_stable_at", "join_completed_at",
+            "stable_at", "members_before", "members_after", "members_joined", "members_left", "members_kept",
+            "partitions_moved", "partitions_kept")}
+            # not a gold column: the reference's cause when every bump in between had the same one
+            | {"likely_cause": causes.pop() if len(causes) == 1 else None})
+    return rows
+
+
 @dataclass(frozen=True)
 class Compared:
     """One compared gold table: its key columns, the expected rows, and which of its rows are compared."""
@@ -335,17 +400,40 @@ class Compared:
     where: str = "true"
 
 
+CLASSIC = "coalesce(group_type, 'classic') = 'classic'"  # rows written before group_type existed
+KIP848 = "group_type = 'consumer'"
+
 # The compared fields are the expected rows' keys other than ``key``.
 TABLES: tuple[Compared, ...] = (
-    Compared(group_generations_schema.TABLE, ("group", "generation", "started_at"), expected_group_generations),
-    Compared(group_membership_schema.TABLE, ("group", "member_id", "valid_from"), expected_group_membership),
+    Compared(group_generations_schema.TABLE, ("group", "generation", "started_at"), expected_group_generations,
+             where=CLASSIC),
+    Compared(group_membership_schema.TABLE, ("group", "member_id", "valid_from"), expected_group_membership,
+             where=CLASSIC),
     Compared(partition_assignments_schema.TABLE, ("group", "topic", "partition", "valid_from"),
-             expected_partition_assignments),
-    Compared(group_state_history_schema.TABLE, ("group", "state", "at"), expected_group_state_history),
+             expected_partition_assignments, where=CLASSIC),
+    Compared(group_state_history_schema.TABLE, ("group", "state", "at"), expected_group_state_history,
+             where=CLASSIC),
     Compared(committed_offsets_schema.TABLE, ("group", "topic", "partition"), expected_committed_offsets),
     Compared(rebalance_events_schema.TABLE, ("group", "from_generation", "to_generation"),
-             expected_rebalance_events, where="event_type = 'rebalance'"),
+             expected_rebalance_events, where=f"event_type = 'rebalance' and {CLASSIC}"),
+    Compared(group_generations_schema.TABLE, ("group", "generation", "started_at"),
+             expected_consumer_group_generations, where=KIP848),
+    Compared(group_membership_schema.TABLE, ("group", "member_id", "valid_from"), expected_consumer_group_membership,
+             where=KIP848),
+    Compared(partition_assignments_schema.TABLE,
+             ("group", "member_id", "assignment_kind", "topic_id", "partition", "valid_from"),
+             expected_consumer_group_assignments, where=KIP848),
+    Compared(group_state_history_schema.TABLE, ("group", "state", "at"), expected_consumer_group_state_history,
+             where=KIP848),
+    Compared(rebalance_events_schema.TABLE, ("group", "from_generation", "to_generation"),
+             expected_consumer_group_rebalances, where=f"event_type = 'rebalance' and {KIP848}"),
 )
+
+
+def scenario_groups(result: SimulationResult) -> set[str]:
+    """Every group of a scenario: classic and KIP-848."""
+    return {g["group"] for g in result.timeline["groups"]} | {
+        g["group"] for g in result.timeline.get("consumer_groups", [])}
 
 
 # ---------------------------------------------------------------- comparison
@@ -418,7 +506,7 @@ def compare(spark: SparkSession, settings: Settings, results: dict[str, Simulati
 
     from pipelines.delta_tables import read_table
 
-    groups = {name: {g["group"] for g in r.timeline["groups"]} for name, r in results.items()}
+    groups = {name: scenario_groups(r) for name, r in results.items()}
     all_groups = sorted(set().union(*groups.values())) if groups else []
     diffs: list[Diff] = []
     for compared in TABLES:
@@ -498,10 +586,10 @@ def validate(spark: SparkSession, settings: Settings, scenarios: Sequence[str | 
         if name in results:
             raise ValueError(f"scenario {name} given twice")
         result = simulate(str(path), kafka_version=kafka_version)
-        for g in result.timeline["groups"]:
-            if g["group"] in owner:
-                raise ValueError(f"scenarios {owner[g['group']]} and {name} both use group {g['group']}")
-            owner[g["group"]] = name
+        for group in sorted(scenario_groups(result)):
+            if group in owner:
+                raise ValueError(f"scenarios {owner[group]} and {name} both use group {group}")
+            owner[group] = name
         results[name] = result
     run_id = uuid.uuid4().hex
     topic = f"{topic_prefix}-{run_id[:8]}"

@@ -89,7 +89,8 @@ def _error(data: dict, source: str = "s.yaml") -> str:
         ),
         (
             {"broker": {"group.max.sise": 3}},
-            "s.yaml: broker: unknown field 'group.max.sise'; expected one of group.initial.rebalance.delay.ms, "
+            "s.yaml: broker: unknown field 'group.max.sise'; expected one of group.consumer.heartbeat.interval.ms, "
+            "group.consumer.session.timeout.ms, group.initial.rebalance.delay.ms, "
             "group.max.session.timeout.ms, group.max.size, group.min.session.timeout.ms, offset.metadata.max.bytes, "
             "offsets.retention.check.interval.ms, offsets.retention.minutes, offsets.topic.num.partitions",
         ),

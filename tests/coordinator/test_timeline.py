@@ -49,6 +49,25 @@ COLUMNS = {
     ],
     "group_state_history": ["group", "state", "at"],
     "committed_offsets": ["group", "topic", "partition", "offset", "leader_epoch", "metadata", "commit_timestamp"],
+    # KIP-848 groups (coordinator/consumer_group.py)
+    "consumer_group_generations": [
+        "group", "generation", "protocol", "member_count", "started_at", "stable_at", "ended_at", "end_reason",
+    ],
+    "consumer_group_membership": [
+        "group", "member_id", "group_instance_id", "client_id", "client_host", "rebalance_timeout_ms",
+        "subscribed_topics", "subscribed_topic_regex", "server_assignor", "valid_from", "valid_to",
+        "first_generation", "last_generation", "first_member_epoch", "last_member_epoch",
+    ],
+    "consumer_group_partition_assignments": [
+        "group", "member_id", "client_id", "assignment_kind", "generation", "topic_id", "topic", "partition",
+        "valid_from", "valid_to",
+    ],
+    "consumer_group_state_history": ["group", "state", "at", "until", "generation", "assignment_epoch"],
+    "consumer_group_rebalances": [
+        "group", "from_generation", "to_generation", "started_at", "last_stable_at", "join_completed_at",
+        "stable_at", "members_before", "members_after", "members_joined", "members_left", "members_kept",
+        "partitions_moved", "partitions_kept", "causes",
+    ],
 }
 
 

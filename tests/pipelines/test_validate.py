@@ -32,11 +32,11 @@ def suite(spark, scenario_warehouse):  # type: ignore[no-untyped-def]
 
 def test_gold_matches_the_reference_for_every_scenario(spark, suite) -> None:  # type: ignore[no-untyped-def]
     settings, report = suite
-    assert len(SCENARIOS) == 11
+    assert len(SCENARIOS) == 12
     assert report.scenarios == [p.stem for p in SCENARIOS]
     assert [(d.scenario, d.table, d.key, d.field, d.expected, d.actual) for d in report.diffs] == []
     assert report.ok
-    assert all(n == 0 for n in report.counts().values()) and len(report.counts()) == 11 * 6
+    assert all(n == 0 for n in report.counts().values()) and len(report.counts()) == 12 * 6
     assert read_table(spark, settings, DIFFS).count() == 0
     # The rebalance checks had something to check: stops inside gold's bounds, named triggers, moves.
     rebalances = [row for r in report.results.values() for row in expected_rebalance_events(r)]
@@ -60,6 +60,43 @@ def test_a_follow_up_blamed_on_another_member_or_a_stop_before_the_bounds_is_a_d
     assert [(d.table, d.key, d.field) for d in bad.diffs] == [
         ("gold.rebalance_events", "group=bookkeeping, from_generation=2, to_generation=3", "stopped_at"),
         ("gold.rebalance_events", "group=bookkeeping, from_generation=2, to_generation=3", "triggered_by")]
+
+
+def test_a_kip848_subscription_row_that_is_wrong_or_missing_is_a_difference(spark, suite) -> None:  # type: ignore[no-untyped-def]
+    settings, report = suite
+    name = "kip848-subscription-change"
+    # The KIP-848 rows were compared: ledger-2's two rows (its subscription changed), epochs, assignments.
+    result = report.results[name]
+    assert len(result.tables["consumer_group_membership"]) == 4
+    assert len(result.tables["consumer_group_generations"]) == 6
+    assert result.tables["consumer_group_partition_assignments"]
+    rows = sorted((r for r in result.tables["consumer_group_membership"] if r["client_id"] == "ledger-2"),
+                  key=lambda r: r["valid_from"])
+    before, after = [f"group=ledger, member_id={r['member_id']}, valid_from={r['valid_from']}" for r in rows]
+
+    # A wrong subscription on the row after the change.
+    wrong = copy.deepcopy(result)
+    [row] = [r for r in wrong.tables["consumer_group_membership"]
+             if r["client_id"] == "ledger-2" and r["valid_from"] == rows[1]["valid_from"]]
+    row["subscribed_topics"] = ["orders"]
+    bad = check(spark, settings, {name: wrong}, topic=report.topic)
+    assert not bad.ok
+    assert [(d.table, d.key, d.field, d.expected, d.actual) for d in bad.diffs] == [
+        ("gold.group_membership", after, "subscribed_topics", '["orders"]', '["orders", "payments"]')]
+
+    # The history gold had before issue 12 item 5: one row from the join with both topics.
+    collapsed = copy.deepcopy(result)
+    table = collapsed.tables["consumer_group_membership"]
+    first = next(r for r in table if r["client_id"] == "ledger-2" and r["valid_from"] == rows[0]["valid_from"])
+    second = next(r for r in table if r["client_id"] == "ledger-2" and r["valid_from"] == rows[1]["valid_from"])
+    first.update(subscribed_topics=["orders", "payments"], valid_to=None, last_generation=second["last_generation"],
+                 last_member_epoch=second["last_member_epoch"])
+    table.remove(second)
+    bad = check(spark, settings, {name: collapsed}, topic=report.topic)
+    assert {(d.table, d.key, d.field) for d in bad.diffs} == {
+        ("gold.group_membership", before, "subscribed_topics"), ("gold.group_membership", before, "valid_to"),
+        ("gold.group_membership", before, "last_generation"), ("gold.group_membership", before, "last_member_epoch"),
+        ("gold.group_membership", after, "(row)")}
 
 
 def _last_commits(result) -> dict[int, tuple]:  # type: ignore[no-untyped-def]

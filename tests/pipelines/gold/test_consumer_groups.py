@@ -336,3 +336,37 @@ def test_cluster_topic_ids_are_written_the_way_the_decoders_write_them() -> None
     # librdkafka prints standard base64 ('/' and '+'); Kafka and the decoders use base64url.
     assert _kafka_uuid(ClientUuid(msb, lsb)) == str(Uuid(raw)) == T
     assert _kafka_uuid(ClientUuid(-1, -5)) == str(Uuid(b"\xff" * 15 + b"\xfb"))
+
+
+def test_the_reference_coordinators_kip848_scenario_replays_to_the_reference_rows() -> None:
+    """Gold's replay of the records the reference coordinator writes for
+    ``conf/scenarios/kip848-subscription-change.yaml`` gives the rows the reference derives from its own
+    in-memory group (``coordinator/timeline.py``), compared by ``offsetlake validate``'s rules -- without
+    Spark, so ``make test-fast`` catches a drift that ``tests/pipelines/test_validate.py`` would."""
+    from pathlib import Path
+
+    from coordinator import simulate
+    from decoders import decode_record
+    from pipelines.validation import KIP848, TABLES, compare_table
+
+    result = simulate(Path(__file__).resolve().parents[3] / "conf" / "scenarios" / "kip848-subscription-change.yaml")
+    rows = []
+    for offset, record in enumerate(result.records):
+        decoded = decode_record(record.key, record.value)
+        rows.append({"type": decoded.type, "is_tombstone": decoded.value is None, "at_ms": record.timestamp,
+                     "source_partition": record.partition, "source_offset": offset,
+                     "member_id": decoded.key.get("member_id"),
+                     "value": None if decoded.value is None else json.dumps(decoded.value, default=str)})
+    gold: dict[str, list[dict]] = {}
+    for table, row in history_rows(derive(record_from_row(r) for r in rows)):
+        gold.setdefault(table, []).append({**row, "group": "ledger"})
+    compared_tables = [c for c in TABLES if KIP848 in c.where]
+    assert {c.spec.name for c in compared_tables} == {
+        "gold.group_generations", "gold.group_membership", "gold.partition_assignments", "gold.group_state_history",
+        "gold.rebalance_events"}
+    for compared in compared_tables:
+        name = compared.spec.name
+        assert compare_table("kip848", name, compared.key, compared.expected(result), gold[name]) == [], name
+    # ledger-2 subscribed to one topic, then two: two membership rows, the second from the change on
+    assert [row["subscribed_topics"] for row in sorted(gold["gold.group_membership"], key=lambda r: r["valid_from"])
+            if row["client_id"] == "ledger-2"] == [["orders"], ["orders", "payments"]]

@@ -30,6 +30,11 @@ from pipelines.gold.refresh import GOLD, full_rebuild
 from pipelines.validation import (
     CAUSES,
     expected_committed_offsets,
+    expected_consumer_group_assignments,
+    expected_consumer_group_generations,
+    expected_consumer_group_membership,
+    expected_consumer_group_rebalances,
+    expected_consumer_group_state_history,
     expected_group_generations,
     expected_group_membership,
     expected_group_state_history,
@@ -61,8 +66,10 @@ def _rows(frame) -> list[dict]:  # type: ignore[no-untyped-def]
     return [row.asDict(recursive=True) for row in frame.select(*columns).collect()]
 
 
-def _gold(run, table: str) -> list[dict]:  # type: ignore[no-untyped-def]
-    return run["gold"][f"gold.{table}"]
+def _gold(run, table: str, group_type: str = "classic") -> list[dict]:  # type: ignore[no-untyped-def]
+    """Gold's rows of classic groups (or of KIP-848 groups: ``group_type`` 'consumer'); committed offsets
+    and commit rates have no group type."""
+    return [r for r in run["gold"][f"gold.{table}"] if r.get("group_type", group_type) == group_type]
 
 
 def _expected(run, rows_of) -> list[dict]:  # type: ignore[no-untyped-def]
@@ -104,6 +111,20 @@ def test_group_state_history_is_the_reference_sequence_without_unpersisted_state
     rows = _gold(run, "group_state_history")
     assert _projected(rows, ["group", "state", "at"]) == _projected(expected, ["group", "state", "at"])
     assert all(r["until"] is None or r["until"] >= r["at"] for r in rows)
+
+
+@pytest.mark.parametrize(("table", "rows_of"), [
+    ("group_generations", expected_consumer_group_generations),
+    ("group_membership", expected_consumer_group_membership),
+    ("partition_assignments", expected_consumer_group_assignments),
+    ("group_state_history", expected_consumer_group_state_history),
+    ("rebalance_events", expected_consumer_group_rebalances),
+])
+def test_kip848_groups_are_the_reference_groups_epoch_by_epoch(run, table, rows_of) -> None:  # type: ignore[no-untyped-def]
+    expected = _expected(run, rows_of)
+    assert expected  # kip848-subscription-change
+    fields = [f for f in expected[0] if f not in ("end_reason", "likely_cause")]  # causes: validate's CAUSES
+    assert _projected(_gold(run, table, "consumer"), fields) == _projected(expected, fields)
 
 
 def test_committed_offsets_are_the_last_commit_per_partition_with_tombstones_applied(run) -> None:  # type: ignore[no-untyped-def]
