@@ -14,12 +14,11 @@ every measurement of a mix reads the same rows:
 For each mix, in one run:
 
 * plain scan: the Parquet rows read and aggregated (sum of key and value lengths);
-* spark decode: what ingest does with a micro-batch, minus its cache and the writes: the rows
-  counted by record type, routed to their families and decoded in the JVM by
-  ``pipelines.decode.decode_in_jvm`` (offset commits and GroupMetadata by Kafka's classes), every
-  family forced by one job; then the Python stage (``complete``) for families with rows the JVM
-  left, if any. Each measurement runs twice and the second (warm JIT) is reported,
-  for the scan too;
+* spark decode: what ingest does with a micro-batch, minus its cache and the writes: every
+  record routed to its family and decoded in the JVM in one pass (``pipelines.decode.first_stage``:
+  offset commits and GroupMetadata by Kafka's classes), forced and counted by family in one job;
+  then the Python stage (``complete``) for families with rows the JVM left, if any. Each
+  measurement runs twice and the second (warm JIT) is reported, for the scan too;
 * pure python: ``decoders.decode_record`` in this process (one core; Spark uses local[2]),
   on at most ``--python-limit`` of the rows;
 * kafka formatters: Kafka's ``OffsetsMessageFormatter`` / ``GroupMetadataMessageFormatter``
@@ -130,21 +129,25 @@ def scan(raw) -> None:  # type: ignore[no-untyped-def]
 
 
 def spark_decode(raw) -> dict[str, int]:  # type: ignore[no-untyped-def]
-    """The decode as ingest's write_batch runs it, minus the cache and the writes: count the records
-    by record type (which families to decode; one pass over the rows), the JVM stage of each family
-    present forced in a single job (rows, offsets of commits, members of groups, rows left pending),
-    and the Python stage only for the families where the JVM left rows (none in these mixes: every
-    record is well formed and Kafka's classes decode it)."""
-    from pipelines.decode import complete, decode_in_jvm, record_type_counts
+    """The decode as ingest's write_batch runs it, minus the cache and the writes: the first stage
+    (every record routed and decoded in the JVM, one pass) forced and counted by family in one job
+    (rows, offsets of commits, members of groups, rows left pending), then the Python stage only for
+    the families where the JVM left rows (none in these mixes: every record is well formed and
+    Kafka's classes decode it)."""
+    from pyspark.sql import functions as F
 
-    present = {row["record_type"] for row in record_type_counts(raw).collect()}
-    first_stage = decode_in_jvm(raw, present)
-    counts = _force(first_stage)
-    pending = {family for family, n in counts.pop("pending").items() if n}
+    from pipelines.decode import FAMILY, PENDING, complete, families, first_stage
+
+    stage = first_stage(raw)
+    rows = stage.groupBy(FAMILY, PENDING).agg(
+        F.count("*").alias("n"), F.sum("commit.offset").alias("offsets"),
+        F.sum(F.size("group.group_metadata.value.members")).alias("members")).collect()
+    pending = {row[FAMILY] for row in rows if row[PENDING]}
     if pending:
-        counts = _force(complete(first_stage, pending))
+        counts = _force(complete(families(stage), pending))
         counts.pop("pending")
-    return counts
+        return counts
+    return {row[FAMILY]: row["n"] for row in rows} | {"quarantined": 0}
 
 
 def _force(families) -> dict[str, Any]:  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ Per record, for each case, on ONE core (Spark ``local[1]``; the pure decoders in
 * Spark family pass, Python: the GroupMetadata family as it was decoded before the JVM UDF: one
   ``mapInArrow`` per record through the generated readers, ``from_pylist`` into Arrow;
 * Spark family pass, JVM: the GroupMetadata family as ingest decodes it today: the JVM stage
-  (``pipelines.decode.decode_in_jvm``: ``GroupMetadataUdf``, Kafka's own classes), then the Python
+  (``pipelines.decode.first_stage``: ``GroupMetadataUdf``, Kafka's own classes), then the Python
   stage (``complete``) only if the JVM left records (none of these cases);
 * plain Spark scan of the same rows, for scale (the two Spark figures include it).
 
@@ -84,7 +84,7 @@ def main() -> None:
 
     from pyspark.sql import functions as F
 
-    from pipelines.decode import PENDING, RAW_COLUMNS, _per_record, complete, decode_in_jvm, record_type_column
+    from pipelines.decode import PENDING, RAW_COLUMNS, _per_record, complete, families, first_stage, record_type_column
     from pipelines.spark_session import build_spark_session
     from schemas.decoded_records import GROUP_METADATA_FAMILY
 
@@ -101,7 +101,7 @@ def main() -> None:
 
     def two_stages(frame) -> None:  # type: ignore[no-untyped-def]
         """As ingest decodes: the JVM stage, then the Python stage only if the JVM left rows."""
-        first = decode_in_jvm(frame, present={2})
+        first = families(first_stage(frame))
         if force(first.group_metadata):
             force(complete(first, {"group_metadata"}).group_metadata)
 

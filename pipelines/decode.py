@@ -21,11 +21,12 @@ family has its own narrow schema (``schemas.decoded_records``):
   ``silver.consumer_group_records``, decoded per record in Python;
 * **unroutable** records (null or short key, unknown type): straight to quarantine.
 
-Two stages, so that each record is decoded once: ``decode_in_jvm`` routes and decodes
-in the JVM and marks the rows it leaves (``PENDING``, raw bytes kept); ``complete``
-decodes those in Python workers, only for the families that have any. ``ingest`` caches
-the first stage and counts it in one job before completing; ``decode_raw_records`` does
-both in one plan for small inputs.
+Two stages, so that each record is decoded once and read once: ``first_stage`` routes
+and decodes every record in the JVM in one projection and marks the rows it leaves
+(``PENDING``, raw bytes kept); ``families`` splits it; ``complete`` decodes the pending
+rows in Python workers, only for the families that have any. ``ingest`` caches the first
+stage and counts it in one job (``stage_counts``) before completing; ``decode_raw_records``
+does both in one plan for small inputs.
 
 Each family keeps three quarantine columns (reason, raw key, raw value): a record
 that fails to decode stays in its family and is split off by ``quarantine``.
@@ -136,7 +137,7 @@ def record_type_column(key: Column) -> Column:
 
 
 PENDING = "decoded_in_python"
-"""Column of the first stage (``decode_in_jvm``): true for a row the JVM left to the Python decoders."""
+"""Column of the first stage (``first_stage``): true for a row the JVM left to the Python decoders."""
 
 FAMILY_SCHEMAS = {"offset_commits": OFFSET_COMMIT_FAMILY, "group_metadata": GROUP_METADATA_FAMILY,
                   "newer_group_records": NEWER_GROUP_RECORDS_FAMILY, "unroutable": UNROUTABLE_FAMILY}
@@ -146,7 +147,7 @@ FAMILY_SCHEMAS = {"offset_commits": OFFSET_COMMIT_FAMILY, "group_metadata": GROU
 class DecodedFamilies:
     """Each family's decode of one set of raw records, failed rows included (``quarantine_reason`` set).
 
-    After ``decode_in_jvm`` (the first stage) each frame also has the ``PENDING`` column; ``complete``
+    From ``families`` (the first stage split) each frame also has the ``PENDING`` column; ``complete``
     turns those frames into the final ones.
     """
 
@@ -171,59 +172,89 @@ class DecodedFamilies:
             frame.unpersist()
 
 
-def decode_raw_records(raw: DataFrame, present: Collection[int | None] | None = None) -> DecodedFamilies:
+def decode_raw_records(raw: DataFrame) -> DecodedFamilies:
     """Raw records (key, value, topic, partition, offset, timestamp) -> one decoded frame per family.
 
-    Both stages in one plan: ``complete(decode_in_jvm(raw, present))``. Each family's first stage is
-    then evaluated twice (once for its JVM-decoded rows, once to find the rows left to Python);
-    callers with much data persist the first stage and count its pending rows first (ingest's
-    ``write_batch``), so that each record is decoded once and a family with no pending row never
-    starts a Python worker.
+    Both stages in one plan: ``complete(families(first_stage(raw)))``. The first stage is then
+    evaluated once per family and once more for the rows left to Python; callers with much data
+    persist the first stage and count it first (ingest's ``write_batch``), so that each record is
+    decoded once and a family with no pending row never starts a Python worker.
     """
-    return complete(decode_in_jvm(raw, present))
+    return complete(families(first_stage(raw)))
 
 
-def decode_in_jvm(raw: DataFrame, present: Collection[int | None] | None = None) -> DecodedFamilies:
-    """The first stage: every record routed to its family and decoded in the JVM where Kafka's classes can.
+FAMILY = "family"
+"""Column of the first stage: the family a record belongs to, by its key's record type."""
 
-    One projection per family, no Python. A row the JVM does not decode exactly comes out with
-    ``PENDING`` true and its raw bytes in ``raw_key``/``raw_value`` (every other decoded column null);
-    ``complete`` decodes those with the Python decoders. The newer group records and unroutable
-    records are all pending (no JVM decoder for them yet).
 
-    ``present``: the record types the records hold (``None`` for keys too short to have one), e.g.
-    from ``record_type_counts``. A family none of them belongs to is an empty frame that reads
-    nothing and starts no task (each family is a filtered pass over ``raw``; an empty frame made by
-    ``createDataFrame([])`` ran a Python task per partition). Without ``present`` every family is built.
+def first_stage(raw: DataFrame) -> DataFrame:
+    """The first stage: one row per record, routed to its family and decoded in the JVM where Kafka's classes can.
+
+    One projection, no Python, one pass over the records whatever families they hold: the source
+    position, ``record_type``, ``FAMILY``, the JVM's struct for an offset commit (``commit``) or a
+    GroupMetadata record (``group``; null for every other row: a null bit in the JVM, nothing in
+    Arrow, since no Python reads this frame), and ``PENDING`` with the raw bytes for each row the JVM
+    does not decode exactly (all newer group records and unroutable records: no JVM decoder for them
+    yet). ``families`` splits it; ``family_counts`` counts it.
     """
     from pyspark.sql import functions as F
 
-    routed = raw.select(*RAW_COLUMNS, record_type_column(F.col("key")).alias("record_type"))
     kind = F.col("record_type")
-    types = None if present is None else set(present)
-    unknown = kind.isNull() | ~kind.isin(*_KNOWN_TYPE_IDS)
-
-    def has(ids: Collection[int], unroutable: bool = False) -> bool:
-        return types is None or bool(types & set(ids)) or unroutable and bool(types - set(_KNOWN_TYPE_IDS))
-
-    none = routed.limit(0)  # the optimizer makes a family over it an empty local relation: no scan, no task
-
-    return DecodedFamilies(
-        offset_commits=_offset_commits_in_jvm(
-            routed.filter(kind.isin(*OFFSET_COMMIT_RECORD_TYPES)) if has(OFFSET_COMMIT_RECORD_TYPES) else none),
-        group_metadata=_group_metadata_in_jvm(
-            routed.filter(kind == GROUP_METADATA_RECORD_TYPE) if has((GROUP_METADATA_RECORD_TYPE,)) else none),
-        newer_group_records=_all_pending(
-            routed.filter(kind.isin(*NEWER_GROUP_RECORD_TYPE_IDS)) if has(NEWER_GROUP_RECORD_TYPE_IDS) else none,
-            NEWER_GROUP_RECORDS_FAMILY),
-        unroutable=_all_pending(routed.filter(unknown) if has((), unroutable=True) else none, UNROUTABLE_FAMILY),
+    routed = raw.select(*RAW_COLUMNS, record_type_column(F.col("key")).alias("record_type"))
+    family = (F.when(kind.isin(*OFFSET_COMMIT_RECORD_TYPES), "offset_commits")
+              .when(kind == GROUP_METADATA_RECORD_TYPE, "group_metadata")
+              .when(kind.isin(*NEWER_GROUP_RECORD_TYPE_IDS), "newer_group_records").otherwise("unroutable"))
+    # Each JVM decode runs only for its own family's rows (CASE WHEN evaluates one branch).
+    decoded = routed.select(
+        *RAW_COLUMNS, "record_type", family.alias(FAMILY),
+        F.when(kind.isin(*OFFSET_COMMIT_RECORD_TYPES),
+               F.call_function(OFFSET_COMMIT_UDF, F.col("key"), F.col("value"))).alias("commit"),
+        F.when(kind == GROUP_METADATA_RECORD_TYPE,
+               F.call_function(GROUP_METADATA_UDF, F.col("key"), F.col("value"))).alias("group"),
+    )
+    left = (F.when(F.col(FAMILY) == "offset_commits", F.col("commit").isNull())
+            .when(F.col(FAMILY) == "group_metadata", F.col("group").isNull()).otherwise(True))
+    return decoded.select(
+        F.col("topic").alias("topic_name"), F.col("partition").alias("source_partition"),
+        F.col("offset").alias("source_offset"), F.col("timestamp").alias("record_timestamp"), "record_type",
+        FAMILY, "commit", "group", left.alias(PENDING),
+        F.when(left, F.col("key")).alias("raw_key"), F.when(left, F.col("value")).alias("raw_value"),
     )
 
 
-def complete(first_stage: DecodedFamilies, pending: Collection[str] | None = None) -> DecodedFamilies:
+def families(stage: DataFrame) -> DecodedFamilies:
+    """The first stage split by family, each in its family's schema plus ``PENDING``."""
+    from pyspark.sql import functions as F
+
+    position = ["topic_name", "source_partition", "source_offset", "record_timestamp", "record_type"]
+    quarantine_columns = [F.lit(None).cast("string").alias("quarantine_reason"), "raw_key", "raw_value", PENDING]
+
+    def of(name: str) -> DataFrame:
+        return stage.filter(F.col(FAMILY) == name)
+
+    def all_pending(name: str) -> DataFrame:
+        kept = {*position, "raw_key", "raw_value"}
+        return of(name).select(*[F.col(f.name) if f.name in kept else F.lit(None).cast(f.dataType).alias(f.name)
+                                 for f in FAMILY_SCHEMAS[name].fields], F.col(PENDING))
+
+    return DecodedFamilies(
+        offset_commits=of("offset_commits").select(
+            *position,
+            F.when(F.col("record_type") == 1, "offset_commit").otherwise("legacy_offset_commit").alias("type"),
+            "commit.value_version", "commit.is_tombstone",
+            *[f"commit.{name}" for name in OFFSET_COMMIT_FIELDS.fieldNames()], *quarantine_columns),
+        group_metadata=of("group_metadata").select(
+            *position, F.lit("group_metadata").alias("type"), "group.value_version", "group.is_tombstone",
+            "group.group_metadata", *quarantine_columns),
+        newer_group_records=all_pending("newer_group_records"),
+        unroutable=all_pending("unroutable"),
+    )
+
+
+def complete(first: DecodedFamilies, pending: Collection[str] | None = None) -> DecodedFamilies:
     """The second stage: the rows the JVM left (``PENDING``) decoded by the Python decoders.
 
-    ``first_stage``: ``decode_in_jvm``'s frames, with no column added (add them to the result).
+    ``first``: ``families`` of the first stage, with no column added (add them to the result).
     ``pending``: the families that have such rows (e.g. from ``family_counts`` of the first stage);
     the others keep only their JVM rows and never start a Python worker. ``None``: every family may.
     The Python pass decodes a record as the reference decoder does or quarantines it with its reason.
@@ -243,91 +274,12 @@ def complete(first_stage: DecodedFamilies, pending: Collection[str] | None = Non
         body = decode_offset_commit_batches if name == "offset_commits" else _per_record(schema)
         return done.unionByName(raw.mapInArrow(body, schema))
 
-    return DecodedFamilies(**{name: finish(name, frame) for name, frame in first_stage.frames().items()})
+    return DecodedFamilies(**{name: finish(name, frame) for name, frame in first.frames().items()})
 
 
-def _with_pending(schema: T.StructType) -> T.StructType:
-    from pyspark.sql import types as T
-
-    return T.StructType([*schema.fields, T.StructField(PENDING, T.BooleanType(), False)])
-
-
-def _jvm_rows(decoded: DataFrame, columns: list[Column]) -> DataFrame:
-    """The family's columns from ``decoded`` (raw columns, ``record_type`` and the JVM's struct ``d``)."""
-    from pyspark.sql import functions as F
-
-    left = F.col("d").isNull()
-    return decoded.select(
-        F.col("topic").alias("topic_name"), F.col("partition").alias("source_partition"),
-        F.col("offset").alias("source_offset"), F.col("timestamp").alias("record_timestamp"), "record_type",
-        *columns,
-        F.lit(None).cast("string").alias("quarantine_reason"),
-        F.when(left, F.col("key")).alias("raw_key"), F.when(left, F.col("value")).alias("raw_value"),
-        left.alias(PENDING),
-    )
-
-
-def _offset_commits_in_jvm(commits: DataFrame) -> DataFrame:
-    """Offset commits decoded in the JVM by Kafka's own classes; a record they do not decode exactly is pending.
-
-    ``OffsetCommitExpression`` (``jvm/offset-commit-udf``, registered by ``register_jvm_udfs``) is
-    null for such a record; ``complete`` sends it through ``decode_offset_commit_batches`` (numpy,
-    then the pure decoder), which decodes it as the reference decoder does or quarantines it with its
-    reason. No row of a well-formed commit goes through Python: measured in bench/decode.py, the
-    Arrow round trip to a Python worker alone cost more than the whole decode in the JVM.
-    """
-    from pyspark.sql import functions as F
-
-    decoded = commits.select(*RAW_COLUMNS, "record_type",
-                             F.call_function(OFFSET_COMMIT_UDF, F.col("key"), F.col("value")).alias("d"))
-    return _jvm_rows(decoded, [
-        F.when(F.col("record_type") == 1, "offset_commit").otherwise("legacy_offset_commit").alias("type"),
-        "d.value_version", "d.is_tombstone", *[f"d.{name}" for name in OFFSET_COMMIT_FIELDS.fieldNames()],
-    ])
-
-
-def _group_metadata_in_jvm(records: DataFrame) -> DataFrame:
-    """GroupMetadata records decoded in the JVM by Kafka's own classes; the rest pending, for the Python decoders.
-
-    ``GroupMetadataUdf`` (registered by ``register_jvm_udfs``) returns null for any record it does
-    not decode exactly as the reference decoder does (see its class comment); ``complete`` decodes
-    those per record with the generated readers, or quarantines them with the reference's reason.
-
-    Why the JVM (issue 13, must-have 3: 10x per record over the table-driven ``decode_record``):
-    the generated readers alone already cost 3.7-4.7 ms for the 200-member record of
-    bench/decode.py and 35-70 µs for a 2-member one (1.3-1.7 ms and 15-17 µs would be 10x), before
-    any Arrow building; Kafka's classes decode them in about 0.3 ms and 4 µs, plus Spark's
-    conversion of the row (0.17 ms, 2 µs). Figures: bench/group_metadata_family.py.
-    """
-    from pyspark.sql import functions as F
-
-    decoded = records.select(*RAW_COLUMNS, "record_type",
-                             F.call_function(GROUP_METADATA_UDF, F.col("key"), F.col("value")).alias("d"))
-    return _jvm_rows(decoded, [F.lit("group_metadata").alias("type"), "d.value_version", "d.is_tombstone",
-                               "d.group_metadata"])
-
-
-def _all_pending(records: DataFrame, schema: T.StructType) -> DataFrame:
-    """A family with no JVM decoder: every record pending, in the family's shape."""
-    from pyspark.sql import functions as F
-
-    kept = {"topic_name": "topic", "source_partition": "partition", "source_offset": "offset",
-            "record_timestamp": "timestamp", "record_type": "record_type", "raw_key": "key", "raw_value": "value"}
-    return records.select(
-        *[F.col(kept[f.name]).alias(f.name) if f.name in kept else F.lit(None).cast(f.dataType).alias(f.name)
-          for f in schema.fields],
-        F.lit(True).alias(PENDING),
-    )
-
-
-_KNOWN_TYPE_IDS = (*OFFSET_COMMIT_RECORD_TYPES, GROUP_METADATA_RECORD_TYPE, *NEWER_GROUP_RECORD_TYPE_IDS)
-
-
-def record_type_counts(raw: DataFrame) -> DataFrame:
-    """(record_type, partition, count) of raw records: which families a batch needs, and its records per partition."""
-    from pyspark.sql import functions as F
-
-    return raw.groupBy(record_type_column(F.col("key")).alias("record_type"), F.col("partition")).count()
+def stage_counts(stage: DataFrame) -> DataFrame:
+    """(family, pending, source_partition, count) of the first stage, in one job: what ingest writes where."""
+    return stage.groupBy(FAMILY, PENDING, "source_partition").count()
 
 
 def offset_commits(families: DecodedFamilies) -> DataFrame:
@@ -358,7 +310,7 @@ def quarantine(families: DecodedFamilies) -> DataFrame:
 def family_counts(families: DecodedFamilies) -> DataFrame:
     """(family, status, count) over every family, as one Spark job.
 
-    ``status``: ``decoded``, ``quarantined``, or -- on the first stage (``decode_in_jvm``) --
+    ``status``: ``decoded``, ``quarantined``, or -- on the first stage's ``families`` --
     ``pending`` for the rows the JVM left to the Python decoders.
     """
     from pyspark.sql import functions as F

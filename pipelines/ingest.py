@@ -124,7 +124,16 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
     from pyspark.sql import functions as F
 
     from pipelines import silver
-    from pipelines.decode import DecodedFamilies, complete, decode_in_jvm, family_counts, record_type_counts
+    from pipelines.decode import (
+        FAMILY,
+        PENDING,
+        DecodedFamilies,
+        complete,
+        families,
+        family_counts,
+        first_stage,
+        stage_counts,
+    )
 
     started = time.monotonic()
     txn = app_id(settings, topic)
@@ -140,32 +149,33 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
         )
         idempotent_append(bronze, settings, offsets_topic_records.TABLE, txn, batch_id)
 
-        # Records per source partition and the record types present, from the cached raw batch:
-        # only the families the batch holds are decoded (each is its own pass over the batch).
-        per_partition: dict[int, int] = {}
-        present: set[int | None] = set()
-        for row in record_type_counts(raw).collect():
-            per_partition[row["partition"]] = per_partition.get(row["partition"], 0) + row["count"]
-            present.add(row["record_type"])
-        # Decode in two stages (pipelines/decode.py): the JVM's, cached and counted in one job, then the
-        # Python decoders only for the families where the JVM left rows, so each record is decoded once.
-        first_stage = decode_in_jvm(raw, present).persisted()
+        # Decode in two stages (pipelines/decode.py): the JVM's, one pass over the cached batch, cached
+        # and counted in one job (records per family and per source partition), then the Python
+        # decoders only for the families where the JVM left rows, so each record is decoded once.
+        stage = first_stage(raw).persist()
         completed: DecodedFamilies | None = None
         try:
-            counts = family_counts(first_stage).collect()
-            pending = {row["family"] for row in counts if row["status"] == "pending"}
-            completed = complete(first_stage, pending)
+            per_partition: dict[int, int] = {}
+            pending: set[str] = set()
+            per_family: dict[str, int] = {}
+            for row in stage_counts(stage).collect():
+                per_partition[row["source_partition"]] = per_partition.get(row["source_partition"], 0) + row["count"]
+                per_family[row[FAMILY]] = per_family.get(row[FAMILY], 0) + row["count"]
+                if row[PENDING]:
+                    pending.add(row[FAMILY])
+            completed = complete(families(stage), pending)
+            # (family, status, rows): all decoded in the JVM, unless the Python stage had rows to decode.
+            counts = [(family, "decoded", n) for family, n in per_family.items()]
             if pending:  # cached too, so that each table written from such a family decodes it once
                 completed = DecodedFamilies(**{name: frame.persist() if name in pending else frame
                                                for name, frame in completed.frames().items()})
-                counts = family_counts(completed).collect()
+                counts = [(r["family"], r["status"], r["count"]) for r in family_counts(completed).collect()]
             decoded = completed.map(
                 lambda frame: frame.withColumns({"cluster_name": F.lit(settings.cluster_name), "ingested_at": now}))
             # The rows each table gets (decoded, or quarantined whatever the family).
             rows = {"offset_commits": 0, "group_metadata": 0, "consumer_group_records": 0, "quarantine": 0}
-            for row in counts:
-                table = "quarantine" if row["status"] == "quarantined" else _FAMILY_TABLE[row["family"]]
-                rows[table] += row["count"]
+            for family, status, n in counts:
+                rows["quarantine" if status == "quarantined" else _FAMILY_TABLE[family]] += n
             rows["group_records"] = rows["group_metadata"] + rows["consumer_group_records"]
             writes = (
                 (rows["offset_commits"], silver.offset_commit_rows, offset_commits.TABLE),
@@ -182,7 +192,7 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
         finally:
             if completed is not None:
                 completed.unpersist()
-            first_stage.unpersist()
+            stage.unpersist()
 
         ranges = planned_ranges(checkpoint_path(settings, topic), topic, batch_id)
         audit, lost = _audit_rows(settings, topic, batch_id, per_partition, ranges)

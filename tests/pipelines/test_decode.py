@@ -441,14 +441,19 @@ def test_an_offset_commit_the_vectorized_path_rejects_is_still_decoded_by_the_pu
     assert quarantine(decoded).count() == 0
 
 
-def test_a_family_whose_record_types_are_absent_reads_nothing(spark, tmp_path) -> None:
+def test_the_first_stage_reads_the_records_once_whatever_families_they_hold(spark, tmp_path) -> None:
+    from pipelines.decode import FAMILY, PENDING, first_stage, stage_counts
+
     path = str(tmp_path / "raw")
-    raw_frame(spark, OFFSET_COMMITS[:3]).write.parquet(path)
-    raw = spark.read.parquet(path)
-    decoded = decode_raw_records(raw, present={1})
-    assert decoded.offset_commits.inputFiles()
-    assert decoded.group_metadata.inputFiles() == [] and decoded.unroutable.inputFiles() == []
-    assert offset_commits(decoded).count() == 3 and quarantine(decoded).count() == 0
+    gm_key, gm_value = encode_record("group_metadata", {"group": "g"}, None, None)
+    records = [*OFFSET_COMMITS[:3], (gm_key, gm_value), (struct.pack(">h", 99) + b"\x00\x01g", b"\x00\x00")]
+    raw_frame(spark, records).write.parquet(path)
+    stage = first_stage(spark.read.parquet(path))
+    counts = stage_counts(stage)
+    assert counts._jdf.queryExecution().executedPlan().toString().count("FileScan parquet") == 1
+    assert {(r[FAMILY], r[PENDING], r["source_partition"]): r["count"] for r in counts.collect()} == {
+        ("offset_commits", False, 0): 1, ("offset_commits", False, 1): 1, ("offset_commits", False, 2): 1,
+        ("group_metadata", False, 0): 1, ("unroutable", True, 1): 1}
 
 
 def test_kafkas_own_classes_decode_every_well_formed_commit_in_the_jvm_and_leave_the_rest_to_python(spark) -> None:
@@ -515,28 +520,29 @@ def test_offset_commits_decode_the_same_in_generated_code_as_interpreted(spark, 
 
 
 def test_a_batch_the_jvm_decodes_whole_leaves_nothing_pending_and_starts_no_python(spark) -> None:
-    from pipelines.decode import complete, decode_in_jvm, family_counts
+    from pipelines.decode import complete, families, family_counts, first_stage
 
-    first = decode_in_jvm(raw_frame(spark, OFFSET_COMMITS))
+    first = families(first_stage(raw_frame(spark, OFFSET_COMMITS)))
     counts = {(r["family"], r["status"]): r["count"] for r in family_counts(first).collect()}
     assert counts == {("offset_commits", "decoded"): len(OFFSET_COMMITS)}
     done = complete(first, pending=set())
-    assert "MapInArrow" not in done.offset_commits._jdf.queryExecution().executedPlan().toString()
+    plans = "".join(frame._jdf.queryExecution().executedPlan().toString() for frame in done.frames().values())
+    assert "MapInArrow" not in plans and "PythonMapInArrow" not in plans
     assert offset_commits(done).count() == len(OFFSET_COMMITS)
 
 
 def test_rows_the_jvm_leaves_are_pending_with_their_raw_bytes_until_the_python_stage(spark) -> None:
-    from pipelines.decode import PENDING, complete, decode_in_jvm
+    from pipelines.decode import PENDING, complete, families, first_stage
 
     key, value = OFFSET_COMMITS[4]
     assert value is not None
     unknown_tag = value[:-1] + bytes([1, 7, 2, 0xAA, 0xBB])
-    first = decode_in_jvm(raw_frame(spark, [OFFSET_COMMITS[0], (key, unknown_tag)]))
+    first = families(first_stage(raw_frame(spark, [OFFSET_COMMITS[0], (key, unknown_tag)])))
     rows = {r["source_offset"]: r for r in first.offset_commits.collect()}
     assert (rows[0][PENDING], rows[0]["raw_key"], rows[0]["group"]) == (False, None, "g")
     assert (rows[1][PENDING], bytes(rows[1]["raw_key"]), bytes(rows[1]["raw_value"]), rows[1]["group"]) == \
         (True, key, unknown_tag, None)
     done = {r["source_offset"]: r for r in offset_commits(complete(first, pending={"offset_commits"})).collect()}
     assert sorted(done) == [0, 1]
-    assert (done[1]["group"], done[1]["partition"], done[1]["offset"], done[1]["raw_key"] if "raw_key" in
-            done[1] else None) == ("g", 4, 14, None)
+    assert (done[1]["group"], done[1]["partition"], done[1]["offset"]) == ("g", 4, 14)
+    assert "raw_key" not in done[1].asDict()  # decoded rows keep no raw bytes
