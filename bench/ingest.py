@@ -37,7 +37,7 @@ def produce(config: dict[str, str], topic: str, count: int) -> None:
     from confluent_kafka import Producer
 
     producer = Producer({**config, "linger.ms": 20, "batch.num.messages": 10000, "compression.type": "lz4"})
-    group_key, group_value = group_metadata_record(0)
+    group_key, group_value = group_metadata_record(2, 6)  # two members, as in bench/decode.py's mixed mix
     for i in range(count):
         if i % 20 == 0:
             key, value = group_key, group_value
