@@ -195,7 +195,7 @@ def first_stage(raw: DataFrame) -> DataFrame:
     GroupMetadata record (``group``; null for every other row: a null bit in the JVM, nothing in
     Arrow, since no Python reads this frame), and ``PENDING`` with the raw bytes for each row the JVM
     does not decode exactly (all newer group records and unroutable records: no JVM decoder for them
-    yet). ``families`` splits it; ``family_counts`` counts it.
+    yet). ``families`` splits it; ``stage_counts`` counts it.
     """
     from pyspark.sql import functions as F
 
