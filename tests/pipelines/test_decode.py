@@ -474,6 +474,86 @@ def test_kafkas_own_classes_decode_every_well_formed_commit_in_the_jvm_and_leave
     assert jvm_decoded([*commit_cases, unknown_tag]) == [False] * (len(commit_cases) + 1)
 
 
+def _v4_value(tags: bytes, metadata_length: bytes = b"\x01") -> bytes:
+    """An OffsetCommitValue v4 laid out by hand (OffsetCommitValue.json): offset, leader epoch, compact
+    metadata (``metadata_length``: its uvarint length + 1, b"\x01" for empty), commit timestamp, then the
+    tagged-field section ``tags`` (a uvarint count, then tag, size, data each)."""
+    return (struct.pack(">hqi", 4, 42, 3) + metadata_length + struct.pack(">q", 1_700_000_000_000) + tags)
+
+
+def non_canonical_commits() -> list[tuple[str, bytes, bytes | None]]:
+    """Commits whose bytes Kafka's reader takes but would not write back identically, or that hold U+FFFD.
+
+    Each one the JVM must leave to the Python decoders (OffsetCommitExpression's class comment says how it
+    tells them apart without writing every record back); the reference then decodes or quarantines it.
+    """
+    good_key, good_v3 = OFFSET_COMMITS[3]
+    legacy_key, legacy_value = OFFSET_COMMITS[8]
+    assert good_v3 is not None and legacy_value is not None
+    topic_id = bytes(TOPIC_ID)
+    return [
+        ("trailing byte after the key", good_key + b"\x00", good_v3),
+        ("trailing byte after a legacy value", legacy_key, legacy_value + b"\x00"),
+        ("overlong utf-8 nul in v3 metadata", good_key,
+         good_v3[:2 + 8 + 4] + b"\x00\x02\xc0\x80" + good_v3[2 + 8 + 4 + 2:]),
+        ("a lone surrogate in the topic", good_key[:2] + struct.pack(">h", 1) + b"g" + struct.pack(">h", 3)
+         + b"\xed\xa0\x80" + good_key[-4:], good_v3),
+        ("a real U+FFFD in the group", good_key[:2] + struct.pack(">h", 3) + "\ufffd".encode() + good_key[5:],
+         good_v3),
+        ("non-minimal metadata length", good_key, _v4_value(b"\x00", metadata_length=b"\x81\x00")),
+        ("non-minimal tag count", good_key, _v4_value(b"\x80\x00")),
+        ("the topic id written with its default value", good_key, _v4_value(b"\x01\x00\x10" + bytes(16))),
+        ("the topic id tag declaring 20 bytes", good_key, _v4_value(b"\x01\x00\x14" + topic_id)),
+        ("the topic id twice", good_key, _v4_value(b"\x02" + (b"\x00\x10" + topic_id) * 2)),
+    ]
+
+
+def assert_commits_decoded_as_the_pure_decoder_does(decoded, batch: list[tuple[bytes, bytes | None]]) -> None:  # type: ignore[no-untyped-def]
+    """Every commit of ``batch`` (source offset = its index) is a row of offset_commits with the fields
+    ``decode_record`` gives, or, where it raises, in quarantine with its reason and raw bytes."""
+    rows = {row["source_offset"]: row.asDict() for row in offset_commits(decoded).collect()}
+    failed = {row["source_offset"]: row for row in quarantine(decoded).collect()}
+    assert sorted([*rows, *failed]) == list(range(len(batch)))
+    for i, (key, value) in enumerate(batch):
+        try:
+            expected = expected_offset_commit(key, value)
+        except DecodeError as exc:
+            assert (failed[i]["quarantine_reason"], failed[i]["raw_key"], failed[i]["raw_value"]) == (
+                str(exc), key, value), i
+            continue
+        assert {name: rows[i][name] for name in expected} == expected, i
+
+
+def test_commits_kafka_would_not_write_back_identically_are_left_to_python_and_decoded_as_it_decodes(
+        spark) -> None:
+    from pipelines.decode import OFFSET_COMMIT_UDF
+
+    cases = non_canonical_commits()
+    batch = [(key, value) for _, key, value in cases]
+    assert dict(zip([label for label, _, _ in cases], jvm_decoded(spark, OFFSET_COMMIT_UDF, batch), strict=True)
+                ) == {label: False for label, _, _ in cases}
+    assert_commits_decoded_as_the_pure_decoder_does(decode_raw_records(raw_frame(spark, batch)), batch)
+
+
+@st.composite
+def mutated_commit_batch(draw: st.DrawFn) -> list[tuple[bytes, bytes | None]]:
+    """Commits of every version with their key (after the record type) or value mutated (``mutated``)."""
+    data = draw(st.data())
+    records = []
+    for key, value in draw(st.lists(st.sampled_from(OFFSET_COMMITS), min_size=20, max_size=40)):
+        if value is None or draw(st.booleans()):
+            records.append((key[:2] + mutated(data, key[2:]), value))
+        else:
+            records.append((key, mutated(data, value)))
+    return records
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(batch=mutated_commit_batch())
+def test_a_mutated_commit_is_decoded_or_quarantined_in_spark_as_the_pure_decoder_does(spark, batch) -> None:
+    assert_commits_decoded_as_the_pure_decoder_does(decode_raw_records(raw_frame(spark, batch)), batch)
+
+
 def test_the_jvm_offset_commit_function_returns_the_fields_of_the_offset_commit_schema(spark) -> None:
     from pipelines.decode import OFFSET_COMMIT_UDF, _udf_type
 

@@ -40,8 +40,21 @@ import scala.runtime.AbstractFunction2;
  * the precise quarantine reason) take those: an unknown type or version, a legacy record with a
  * value other than v0, unknown tagged fields, and anything whose bytes Kafka's classes would not
  * write back identically (trailing bytes, invalid UTF-8 that Java would replace, non-minimal
- * varints). That round trip is what makes "identical to the Python decoder" hold without a second
- * decoder here.
+ * varints, a tagged field whose declared size is not what Kafka reads). That round trip is what makes
+ * "identical to the Python decoder" hold without a second decoder here.
+ *
+ * <p>How the round trip is checked depends on the version (issue 13: writing every record back cost
+ * about twice Kafka's parse, most of the decode). A non-flexible version (every key; legacy values;
+ * OffsetCommitValue v0-v3) has only fixed-width fields and int16-length strings, so a message that
+ * Kafka's reader took whole ({@link #readWhole}: nothing left in the buffer) writes back to the same
+ * bytes exactly when each string was valid UTF-8; Java's decoder ({@code Readable.readString}: {@code
+ * new String(bytes, UTF_8)}) turns every malformed sequence into U+FFFD, so a string without U+FFFD was
+ * valid (a string that really holds U+FFFD is left to Python too: slower, same result). A flexible
+ * version (OffsetCommitValue v4+, {@code "flexibleVersions": "4+"} in OffsetCommitValue.json) has
+ * varints and tagged fields whose non-canonical encodings the reader accepts silently (it reads a
+ * known tag's value without checking the tag's declared size), so those are still written back byte
+ * for byte ({@link #writesBack}) when a tagged field was kept; without one, the same size as Kafka's
+ * own encoding is enough (see {@link #decode}).
  *
  * <p>Why a Catalyst expression and not a UDF (issue 13): a UDF returning a {@code Row} pays Spark's
  * Row-to-InternalRow conversion per record, about as much as Kafka's decode itself (measured on 2M
@@ -58,6 +71,9 @@ public final class OffsetCommitExpression extends Expression implements java.io.
     private static final long serialVersionUID = 1L;
     public static final String NAME = "offsetlake_decode_offset_commit";
     private static final short KEY_VERSION = 0;
+    private static final ThreadLocal<ByteBuffer> WRITE_BACK = ThreadLocal.withInitial(() -> ByteBuffer.allocate(512));
+    /** OffsetCommitValue.json: "flexibleVersions": "4+" (compact strings and tagged fields from v4). */
+    private static final short FIRST_FLEXIBLE_VALUE_VERSION = 4;
 
     /** The result's fields, in the order of schemas/decoded_records.py (a test compares the two). */
     public static final StructType TYPE = new StructType()
@@ -213,7 +229,7 @@ public final class OffsetCommitExpression extends Expression implements java.io.
         int partition;
         if (type == 1) {
             OffsetCommitKey k = new OffsetCommitKey(new ByteBufferAccessor(keyBuffer), KEY_VERSION);
-            if (!writesBack(k, key, KEY_VERSION)) {
+            if (!readWhole(keyBuffer, k.group(), k.topic())) {
                 return null;
             }
             group = k.group();
@@ -221,7 +237,7 @@ public final class OffsetCommitExpression extends Expression implements java.io.
             partition = k.partition();
         } else if (type == 0) {
             LegacyOffsetCommitKey k = new LegacyOffsetCommitKey(new ByteBufferAccessor(keyBuffer), KEY_VERSION);
-            if (!writesBack(k, key, KEY_VERSION)) {
+            if (!readWhole(keyBuffer, k.group(), k.topic())) {
                 return null;
             }
             group = k.group();
@@ -243,7 +259,7 @@ public final class OffsetCommitExpression extends Expression implements java.io.
                 return null;  // LegacyOffsetCommitValue.json: "validVersions": "0"
             }
             LegacyOffsetCommitValue v = new LegacyOffsetCommitValue(new ByteBufferAccessor(valueBuffer), version);
-            if (!writesBack(v, value, version)) {
+            if (!readWhole(valueBuffer, v.metadata())) {
                 return null;
             }
             return row(group, topic, partition, v.offset(), null, v.metadata(), v.commitTimestamp(), null, null,
@@ -253,7 +269,22 @@ public final class OffsetCommitExpression extends Expression implements java.io.
             return null;
         }
         OffsetCommitValue v = new OffsetCommitValue(new ByteBufferAccessor(valueBuffer), version);
-        if (!v.unknownTaggedFields().isEmpty() || !writesBack(v, value, version)) {
+        boolean exact;
+        if (version < FIRST_FLEXIBLE_VALUE_VERSION) {
+            exact = readWhole(valueBuffer, v.metadata());
+        } else if (!v.unknownTaggedFields().isEmpty()) {
+            exact = false;
+        } else if (Uuid.ZERO_UUID.equals(v.topicId())) {
+            // No tagged field kept: Kafka writes an empty tag section. Each varint it writes is minimal
+            // and a tag entry takes at least two bytes, so the same size means the same bytes (metadata
+            // valid UTF-8): a non-minimal varint, a tag written with its default value or a duplicate
+            // would have made the input longer.
+            exact = readWhole(valueBuffer, v.metadata())
+                    && v.size(new ObjectSerializationCache(), version) == value.length - 2;
+        } else {
+            exact = writesBack(v, value, version);  // the topic id's tag: its declared size is not checked
+        }
+        if (!exact) {
             return null;
         }
         Integer leaderEpoch = version >= 3 ? v.leaderEpoch() : null;  // added in v3 (KIP-320)
@@ -275,16 +306,39 @@ public final class OffsetCommitExpression extends Expression implements java.io.
     }
 
     /**
+     * A message of a non-flexible version writes back to its bytes exactly: Kafka's reader left nothing
+     * in {@code read} and no string holds U+FFFD, Java's stand-in for bytes that were not UTF-8 (the
+     * class comment says why that suffices). The strings are the non-null ones the reader returned.
+     */
+    static boolean readWhole(ByteBuffer read, String... strings) {
+        if (read.hasRemaining()) {
+            return false;
+        }
+        for (String string : strings) {
+            if (string != null && string.indexOf('\uFFFD') >= 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
      * Kafka's classes write the decoded message back to exactly the bytes after the int16 prefix
      * (GroupMetadataUdf checks its records the same way).
      */
     static boolean writesBack(Message message, byte[] bytes, short version) {
+        // One buffer per task thread, reused: a record's write-back is compared and forgotten.
         ObjectSerializationCache cache = new ObjectSerializationCache();
         int size = message.size(cache, version);
         if (size != bytes.length - 2) {
             return false;
         }
-        ByteBuffer out = ByteBuffer.allocate(size);
+        ByteBuffer out = WRITE_BACK.get();
+        if (out.capacity() < size) {
+            out = ByteBuffer.allocate(Math.max(size, 2 * out.capacity()));
+            WRITE_BACK.set(out);
+        }
+        out.clear();
         message.write(new ByteBufferAccessor(out), cache, version);
         return Arrays.equals(out.array(), 0, size, bytes, 2, bytes.length);
     }
