@@ -360,6 +360,38 @@ def test_group_metadata_kafkas_classes_do_not_decode_exactly_is_left_to_the_pure
     assert undecoded[4]["undecoded"] and undecoded[6]["undecoded"]
 
 
+def test_group_metadata_kafka_would_not_write_back_identically_is_left_to_python_and_decoded_as_it_decodes(
+        spark) -> None:
+    """GroupMetadataUdf checks exactness without writing back (whole reads, no U+FFFD, Kafka's size for v4):
+    each of these it must leave to the Python decoders, which decode or quarantine it."""
+    assignment = encode_assignment({"partitions": [{"topic": "orders", "partitions": [0, 1]}],
+                                    "user_data": None}, 1)
+    key, v3 = group_metadata("consumer", "range", SUBSCRIPTION_V3, assignment)
+    assert v3 is not None and b"/10.0.0.1" in v3 and b"c-1" in v3
+    member = {"member_id": "m-1", "group_instance_id": None, "client_id": "c-1", "client_host": "/10.0.0.1",
+              "rebalance_timeout": 300000, "session_timeout": 45000, "subscription_raw": SUBSCRIPTION_V3,
+              "assignment_raw": assignment}
+    _, v4 = encode_record("group_metadata", {"group": "billing"}, {
+        "protocol_type": "consumer", "generation": 5, "protocol": "range", "leader": "m-1",
+        "current_state_timestamp": 1_700_000_000_000, "members": [member]}, 4)
+    assert v4 is not None and v4[2] == len("consumer") + 1 and v4[-1] == 0  # compact length; empty tag section
+    assert jvm_decoded(spark, GROUP_METADATA_UDF, [(key, v3), (key, v4)]) == [True, True]
+    cases = {
+        "a trailing byte after the key": (key + b"\x00", v3),
+        "invalid utf-8 in a member's client host": (key, v3.replace(b"/10.0.0.1", b"/10.0.0\xff")),
+        "a real U+FFFD in a member's client id": (key, v3.replace(b"\x00\x03c-1", b"\x00\x05c-" + "\ufffd".encode())),
+        "v4: a non-minimal protocol type length": (key, v4[:2] + bytes([0x80 | v4[2], 0x00]) + v4[3:]),
+        "v4: a non-minimal tag count at the end": (key, v4[:-1] + b"\x80\x00"),
+        "invalid utf-8 in a subscribed topic": group_metadata(
+            "consumer", "range", SUBSCRIPTION_V3.replace(b"orders", b"order\xff"), assignment),
+        "a trailing byte after an assignment": group_metadata("consumer", "range", SUBSCRIPTION_V3,
+                                                              assignment + b"\x00"),
+    }
+    records = list(cases.values())
+    assert dict(zip(cases, jvm_decoded(spark, GROUP_METADATA_UDF, records), strict=True)) == dict.fromkeys(cases, False)
+    assert_decoded_as_the_pure_decoder_does(decode_raw_records(raw_frame(spark, records)), records)
+
+
 def test_a_connect_group_s_member_bytes_are_left_undecoded_by_the_jvm_with_the_pure_decoder_s_reason(spark) -> None:
     records = [group_metadata("connect", "sessioned", b"\x00\x01connect-bytes", b"\x00\x01more")]
     assert jvm_decoded(spark, GROUP_METADATA_UDF, records) == [True]

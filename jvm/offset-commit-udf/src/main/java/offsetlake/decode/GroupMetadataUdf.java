@@ -6,6 +6,7 @@ import java.util.List;
 import org.apache.kafka.common.message.ConsumerProtocolAssignment;
 import org.apache.kafka.common.message.ConsumerProtocolSubscription;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.protocol.types.Field;
 import org.apache.kafka.common.protocol.types.Schema;
 import org.apache.kafka.common.protocol.types.Type;
@@ -29,7 +30,8 @@ import org.apache.spark.sql.types.DataType;
  * <p>The contract is OffsetCommitExpression's: it returns null for any record it does not decode exactly,
  * and the Python decoders (the reference, which name the precise quarantine reason or undecoded
  * reason) take it. Null for: an unknown version, unknown tagged fields, anything Kafka's classes
- * would not write back byte for byte (trailing bytes, invalid UTF-8 that Java would replace), and
+ * would not write back byte for byte (trailing bytes, invalid UTF-8 that Java would replace,
+ * non-minimal varints; checked without writing, see {@link #writesBackIdentically}), and
  * where the reference does more than Kafka's generated classes: a consumer-protocol blob with a
  * version outside 0-3 (the reference reads a future version with v3's layout, as
  * ConsumerProtocol.deserialize* does) or that does not parse (the reference names why), the sticky
@@ -49,6 +51,8 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
     /** CooperativeStickyAssignor.COOPERATIVE_STICKY_ASSIGNOR_USER_DATA_V0 (KIP-429), private there. */
     private static final Schema COOPERATIVE_STICKY_ASSIGNOR_USER_DATA_V0 = new Schema(new Field("generation", Type.INT32));
     private static final int COOPERATIVE_STICKY_USER_DATA_SIZE = 4;
+    /** GroupMetadataValue.json: "flexibleVersions": "4+". */
+    private static final short FIRST_FLEXIBLE_VALUE_VERSION = 4;
 
     /** As OffsetCommitExpression: nondeterministic so that Spark runs it once per row. */
     public static UserDefinedFunction evaluatedOnce(DataType returnType) {
@@ -73,7 +77,7 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
             return null;
         }
         GroupMetadataKey k = new GroupMetadataKey(new ByteBufferAccessor(keyBuffer), KEY_VERSION);
-        if (!OffsetCommitExpression.writesBack(k, key, KEY_VERSION)) {
+        if (!OffsetCommitExpression.readWhole(keyBuffer, k.group())) {
             return null;
         }
         Row keyRow = RowFactory.create(k.group());
@@ -89,7 +93,7 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
             return null;
         }
         GroupMetadataValue v = new GroupMetadataValue(new ByteBufferAccessor(valueBuffer), version);
-        if (!v.unknownTaggedFields().isEmpty() || !OffsetCommitExpression.writesBack(v, value, version)) {
+        if (!v.unknownTaggedFields().isEmpty() || !writesBackIdentically(v, valueBuffer, value, version)) {
             return null;
         }
         boolean consumer = CONSUMER_PROTOCOL_TYPE.equals(v.protocolType());
@@ -152,7 +156,13 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
             return null;
         }
         ConsumerProtocolSubscription s = new ConsumerProtocolSubscription(new ByteBufferAccessor(buffer), version);
-        if (!s.unknownTaggedFields().isEmpty() || !OffsetCommitExpression.writesBack(s, raw, version)) {
+        // Non-flexible in every version: read whole with valid strings = written back identically.
+        List<String> strings = new ArrayList<>(s.topics());
+        for (ConsumerProtocolSubscription.TopicPartition tp : s.ownedPartitions()) {
+            strings.add(tp.topic());
+        }
+        strings.add(s.rackId());
+        if (!OffsetCommitExpression.readWhole(buffer, strings.toArray(new String[0]))) {
             return null;
         }
         byte[] userData = bytes(s.userData());
@@ -190,7 +200,11 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
             return null;
         }
         ConsumerProtocolAssignment a = new ConsumerProtocolAssignment(new ByteBufferAccessor(buffer), version);
-        if (!a.unknownTaggedFields().isEmpty() || !OffsetCommitExpression.writesBack(a, raw, version)) {
+        List<String> topics = new ArrayList<>(a.assignedPartitions().size());
+        for (ConsumerProtocolAssignment.TopicPartition tp : a.assignedPartitions()) {
+            topics.add(tp.topic());
+        }
+        if (!OffsetCommitExpression.readWhole(buffer, topics.toArray(new String[0]))) {  // non-flexible, as above
             return null;
         }
         List<Row> partitions = new ArrayList<>(a.assignedPartitions().size());
@@ -198,6 +212,34 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
             partitions.add(RowFactory.create(tp.topic(), tp.partitions()));
         }
         return RowFactory.create(partitions, bytes(a.userData()), version);
+    }
+
+    /**
+     * Whether Kafka would write the GroupMetadataValue back to {@code value} byte for byte, without writing
+     * it (OffsetCommitExpression's class comment gives the reasoning): v0-v3 (what every broker writes,
+     * GROUP_METADATA_VALUE_VERSION = 3 in GroupCoordinatorRecordHelpers) are non-flexible, so a whole read
+     * with valid strings suffices; v4 ("flexibleVersions": "4+") declares no tagged field, so with no
+     * unknown ones Kafka's own size equal to the input's means minimal varints and empty tag sections.
+     */
+    private static boolean writesBackIdentically(GroupMetadataValue v, ByteBuffer read, byte[] value, short version) {
+        List<String> strings = new ArrayList<>(3 + 4 * v.members().size());
+        strings.add(v.protocolType());
+        strings.add(v.protocol());
+        strings.add(v.leader());
+        for (GroupMetadataValue.MemberMetadata m : v.members()) {
+            if (!m.unknownTaggedFields().isEmpty()) {
+                return false;
+            }
+            strings.add(m.memberId());
+            strings.add(m.groupInstanceId());
+            strings.add(m.clientId());
+            strings.add(m.clientHost());
+        }
+        if (!OffsetCommitExpression.readWhole(read, strings.toArray(new String[0]))) {
+            return false;
+        }
+        return version < FIRST_FLEXIBLE_VALUE_VERSION
+                || v.size(new ObjectSerializationCache(), version) == value.length - 2;
     }
 
     private static byte[] bytes(ByteBuffer buffer) {
