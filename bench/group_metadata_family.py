@@ -11,7 +11,7 @@ Per record, for each case, on ONE core (Spark ``local[1]``; the pure decoders in
 * Spark family pass, Python: the GroupMetadata family as it was decoded before the JVM UDF: one
   ``mapInArrow`` per record through the generated readers, ``from_pylist`` into Arrow;
 * Spark family pass, JVM: the GroupMetadata family as ingest decodes it today: the JVM stage
-  (``pipelines.decode.first_stage``: ``GroupMetadataUdf``, Kafka's own classes), then the Python
+  (``pipelines.decode.first_stage``: ``GroupMetadataExpression``, Kafka's own classes), then the Python
   stage (``complete``) only if the JVM left records (none of these cases);
 * plain Spark scan of the same rows, for scale (the two Spark figures include it).
 

@@ -13,7 +13,7 @@ family has its own narrow schema (``schemas.decoded_records``):
   it or names the precise error);
 * **GroupMetadata** (type 2): one nested struct with its members and decoded
   consumer-protocol bytes, decoded in the JVM by Kafka's own generated classes
-  (``GroupMetadataUdf`` in the same jar, same contract: exact write-back or null); the
+  (``GroupMetadataExpression`` in the same jar, same contract: exact write-back or null); the
   records it leaves (sticky assignors' user data, future consumer-protocol versions,
   malformed bytes) go per record through the generated readers (``decoders.readers``);
 * **the newer group protocols** (KIP-848 consumer, KIP-932 share, KIP-1071 streams
@@ -74,7 +74,7 @@ def _udf_type() -> T.StructType:
 
 
 def _group_metadata_udf_type() -> T.StructType:
-    """What ``GroupMetadataUdf`` returns: the family's columns that depend on the record's bytes."""
+    """What ``GroupMetadataExpression`` returns: the family's columns that depend on the record's bytes."""
     from pyspark.sql import types as T
 
     return T.StructType([GROUP_METADATA_FAMILY["value_version"], GROUP_METADATA_FAMILY["is_tombstone"],
@@ -91,42 +91,38 @@ def register_jvm_udfs(spark: Any) -> None:
     """Register the JVM functions of ``jvm/offset-commit-udf`` (the jar is on ``spark.jars``,
     pipelines/spark_session.py); idempotent. ``build_spark_session`` calls it.
 
-    The GroupMetadata UDF (and the offset-commit expression, registered by its own static method in
-    the session's function registry) is nondeterministic although it is not: Spark's optimizer
-    inlines a struct-valued UDF into every ``d.field`` that reads it (CollapseProject), which ran
-    the decode once per output column, thirteen times per record. A nondeterministic expression
-    is evaluated once where it is projected. The UDF objects are built by static Java methods:
-    py4j would pick the untyped Scala overload of ``functions.udf``, which Spark refuses. They are
+    The two decodes are Catalyst expressions (``RecordDecodeExpression`` says why), registered by
+    their own static methods in the session's function registry; they report themselves
+    nondeterministic although they are not: Spark's optimizer would otherwise inline a
+    struct-valued function into every ``d.field`` that reads it (CollapseProject), running the
+    decode once per output column. The record-type UDF is built by a static Java method: py4j
+    would pick the untyped Scala overload of ``functions.udf``, which Spark refuses. Classes are
     loaded through the thread's context class loader, which holds ``spark.jars``.
     """
 
-    from jvm.artifacts import GROUP_METADATA_UDF_CLASS, OFFSET_COMMIT_EXPRESSION_CLASS, RECORD_TYPE_UDF_CLASS
+    from jvm.artifacts import GROUP_METADATA_EXPRESSION_CLASS, OFFSET_COMMIT_EXPRESSION_CLASS, RECORD_TYPE_UDF_CLASS
 
+    gateway = spark.sparkContext._gateway
     jvm = spark.sparkContext._jvm
     loader = jvm.Thread.currentThread().getContextClassLoader()
 
-    def udf_class(name: str) -> Any:
+    def jvm_class(name: str) -> Any:
         return jvm.java.lang.Class.forName(name, True, loader)
 
-    udfs = spark._jsparkSession.udf()
-    no_args = spark.sparkContext._gateway.new_array(jvm.java.lang.Object, 0)
-    no_types = spark.sparkContext._gateway.new_array(jvm.java.lang.Class, 0)
-    record_type = udf_class(RECORD_TYPE_UDF_CLASS).getMethod("udf", no_types).invoke(None, no_args)
-    types = spark.sparkContext._gateway.new_array(jvm.java.lang.Class, 1)
-    types[0] = udf_class("org.apache.spark.sql.types.DataType")
+    def call_static(class_name: str, method: str, *arguments: tuple[str, Any]) -> Any:
+        """``class_name.method(arguments)``, each argument given as (its declared class, its value)."""
+        types = gateway.new_array(jvm.java.lang.Class, len(arguments))
+        values = gateway.new_array(jvm.java.lang.Object, len(arguments))
+        for i, (declared, value) in enumerate(arguments):
+            types[i], values[i] = jvm_class(declared), value
+        return jvm_class(class_name).getMethod(method, types).invoke(None, values)
 
-    def evaluated_once(class_name: str, returns: T.StructType) -> Any:
-        args = spark.sparkContext._gateway.new_array(jvm.java.lang.Object, 1)
-        args[0] = spark._jsparkSession.parseDataType(returns.json())
-        return udf_class(class_name).getMethod("evaluatedOnce", types).invoke(None, args)
-
-    udfs.register(RECORD_TYPE_UDF, record_type)
-    session_type = spark.sparkContext._gateway.new_array(jvm.java.lang.Class, 1)
-    session_type[0] = udf_class("org.apache.spark.sql.classic.SparkSession")
-    session = spark.sparkContext._gateway.new_array(jvm.java.lang.Object, 1)
-    session[0] = spark._jsparkSession
-    udf_class(OFFSET_COMMIT_EXPRESSION_CLASS).getMethod("register", session_type).invoke(None, session)
-    udfs.register(GROUP_METADATA_UDF, evaluated_once(GROUP_METADATA_UDF_CLASS, _group_metadata_udf_type()))
+    session = ("org.apache.spark.sql.classic.SparkSession", spark._jsparkSession)
+    spark._jsparkSession.udf().register(RECORD_TYPE_UDF, call_static(RECORD_TYPE_UDF_CLASS, "udf"))
+    call_static(OFFSET_COMMIT_EXPRESSION_CLASS, "register", session)
+    group_type = spark._jsparkSession.parseDataType(_group_metadata_udf_type().json())
+    call_static(GROUP_METADATA_EXPRESSION_CLASS, "register", session,
+                ("org.apache.spark.sql.types.DataType", group_type))
 
 
 def record_type_column(key: Column) -> Column:

@@ -51,7 +51,7 @@ def test_the_offset_commit_udf_is_built_once_and_shades_kafka_away_from_sparks_k
     names = zipfile.ZipFile(jar).namelist()
     assert "offsetlake/decode/OffsetCommitExpression.class" in names
     assert "offsetlake/shaded/org/apache/kafka/coordinator/group/generated/OffsetCommitValue.class" in names
-    assert "offsetlake/decode/GroupMetadataUdf.class" in names
+    assert "offsetlake/decode/GroupMetadataExpression.class" in names
     assert "offsetlake/shaded/org/apache/kafka/coordinator/group/generated/GroupMetadataValue.class" in names
     assert "offsetlake/shaded/org/apache/kafka/common/message/ConsumerProtocolSubscription.class" in names
     assert not [name for name in names if name.startswith("org/apache/kafka/")]

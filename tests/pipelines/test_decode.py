@@ -334,7 +334,7 @@ STICKY_V1_USER_DATA = encode_sticky_user_data({"previous_assignment": [{"topic":
 
 def test_group_metadata_kafkas_classes_do_not_decode_exactly_is_left_to_the_pure_decoder_with_the_same_result(
         spark) -> None:
-    """Each of these, the GroupMetadata UDF hands to the Python decoders (see GroupMetadataUdf's class comment)."""
+    """Each of these, the GroupMetadata expression hands to the Python decoders (see GroupMetadataExpression's class comment)."""
     future_subscription = b"\x00\x07" + SUBSCRIPTION_V3[2:] + b"future field"
     unknown_version = group_metadata("consumer", "range", SUBSCRIPTION_V3)
     records = [
@@ -362,7 +362,7 @@ def test_group_metadata_kafkas_classes_do_not_decode_exactly_is_left_to_the_pure
 
 def test_group_metadata_kafka_would_not_write_back_identically_is_left_to_python_and_decoded_as_it_decodes(
         spark) -> None:
-    """GroupMetadataUdf checks exactness without writing back (whole reads, no U+FFFD, Kafka's size for v4):
+    """GroupMetadataExpression checks exactness without writing back (whole reads, no U+FFFD, Kafka's size for v4):
     each of these it must leave to the Python decoders, which decode or quarantine it."""
     assignment = encode_assignment({"partitions": [{"topic": "orders", "partitions": [0, 1]}],
                                     "user_data": None}, 1)

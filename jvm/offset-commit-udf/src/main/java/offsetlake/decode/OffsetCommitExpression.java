@@ -2,7 +2,6 @@ package offsetlake.decode;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
-import java.util.List;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Message;
@@ -14,20 +13,11 @@ import org.apache.kafka.coordinator.group.generated.OffsetCommitValue;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
-import org.apache.spark.sql.catalyst.expressions.codegen.CodeBlock;
-import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext;
-import org.apache.spark.sql.catalyst.expressions.codegen.ExprCode;
-import org.apache.spark.sql.catalyst.expressions.codegen.JavaCode;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
-import scala.collection.immutable.IndexedSeq;
-import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
-import scala.runtime.AbstractFunction1;
-import scala.runtime.AbstractFunction2;
 
 /**
  * Spark SQL function {@code offsetlake_decode_offset_commit(key, value)}: an offset-commit record's
@@ -56,18 +46,11 @@ import scala.runtime.AbstractFunction2;
  * for byte ({@link #writesBack}) when a tagged field was kept; without one, the same size as Kafka's
  * own encoding is enough (see {@link #decode}).
  *
- * <p>Why a Catalyst expression and not a UDF (issue 13): a UDF returning a {@code Row} pays Spark's
- * Row-to-InternalRow conversion per record, about as much as Kafka's decode itself (measured on 2M
- * commits: a UDF returning only the offset took 0.87 s, the Row-returning UDF 1.15 s, a plain scan
- * 0.44 s). This builds the InternalRow directly, and generates code that calls the decode without
- * leaving whole-stage code generation.
- *
- * <p>It reports itself nondeterministic, as the UDF did: otherwise the optimizer may push a filter
- * on the result below the projection that computes it, or inline the struct into each field read,
- * and the decode would run more than once per record. Registered by {@link #register}, called from
- * pipelines/decode.py. Kafka's classes are shaded (Spark's Kafka source pins clients 3.9.1).
+ * <p>A Catalyst expression, not a UDF: {@link RecordDecodeExpression} says why. Registered by
+ * {@link #register}, called from pipelines/decode.py. Kafka's classes are shaded (Spark's Kafka source
+ * pins clients 3.9.1).
  */
-public final class OffsetCommitExpression extends Expression implements java.io.Serializable {
+public final class OffsetCommitExpression extends RecordDecodeExpression {
     private static final long serialVersionUID = 1L;
     public static final String NAME = "offsetlake_decode_offset_commit";
     private static final short KEY_VERSION = 0;
@@ -84,130 +67,42 @@ public final class OffsetCommitExpression extends Expression implements java.io.
             .add("topic_id", DataTypes.StringType).add("value_version", DataTypes.ShortType)
             .add("is_tombstone", DataTypes.BooleanType);
 
-    /** What generated code calls (through Spark's own scala.Function2, which its compiler always sees). */
-    private static final class Decode extends AbstractFunction2<byte[], byte[], InternalRow>
-            implements java.io.Serializable {
+    private static final Decode DECODE = new Decode() {
         private static final long serialVersionUID = 1L;
 
         @Override
         public InternalRow apply(byte[] key, byte[] value) {
             return decodeOrNull(key, value);
         }
-    }
-
-    private final Expression key;
-    private final Expression value;
-    private final Seq<Expression> children;
+    };
 
     public OffsetCommitExpression(Expression key, Expression value) {
-        this.key = key;
-        this.value = value;
-        this.children = CollectionConverters.asScala(List.of(key, value)).toSeq();
+        super(key, value);
     }
 
     /** Registers the function in the session's function registry (idempotent). */
     public static void register(SparkSession session) {
-        session.sessionState().functionRegistry().createOrReplaceTempFunction(NAME,
-                new AbstractFunction1<Seq<Expression>, Expression>() {
-                    @Override
-                    public Expression apply(Seq<Expression> arguments) {
-                        List<Expression> args = CollectionConverters.asJava(arguments);
-                        if (args.size() != 2) {
-                            throw new IllegalArgumentException(NAME + " takes 2 arguments (key, value), got "
-                                    + args.size());
-                        }
-                        return new OffsetCommitExpression(args.get(0), args.get(1));
-                    }
-                }, "scala_udf");
+        register(session, NAME, OffsetCommitExpression::new);
     }
 
     @Override
-    public Seq<Expression> children() {
-        return children;
+    String name() {
+        return NAME;
     }
 
     @Override
-    public boolean foldable() {
-        return false;
+    Decode decode() {
+        return DECODE;
+    }
+
+    @Override
+    RecordDecodeExpression withChildren(Expression key, Expression value) {
+        return new OffsetCommitExpression(key, value);
     }
 
     @Override
     public DataType dataType() {
         return TYPE;
-    }
-
-    @Override
-    public boolean nullable() {
-        return true;
-    }
-
-    @Override
-    public boolean deterministic() {
-        return false;
-    }
-
-    @Override
-    public String prettyName() {
-        return NAME;
-    }
-
-    @Override
-    public Object eval(InternalRow input) {
-        Object k = key.eval(input);
-        if (k == null) {
-            return null;
-        }
-        return decodeOrNull((byte[]) k, (byte[]) value.eval(input));
-    }
-
-    @Override
-    public ExprCode doGenCode(CodegenContext ctx, ExprCode ev) {
-        String decode = ctx.addReferenceObj("offsetCommitDecode", new Decode(), "scala.Function2");
-        ExprCode k = key.genCode(ctx);
-        ExprCode v = value.genCode(ctx);
-        String code = k.code() + "\n" + v.code() + "\n"
-                + "InternalRow " + ev.value() + " = " + k.isNull() + " ? null : (InternalRow) " + decode
-                + ".apply(" + k.value() + ", " + v.isNull() + " ? null : " + v.value() + ");\n"
-                + "boolean " + ev.isNull() + " = " + ev.value() + " == null;\n";
-        CodeBlock block = new CodeBlock(CollectionConverters.asScala(List.of(code)).toSeq(),
-                CollectionConverters.asScala(List.<JavaCode>of()).toSeq());
-        return ev.copy(block, ev.isNull(), ev.value());
-    }
-
-    @Override
-    public Expression withNewChildrenInternal(IndexedSeq<Expression> children) {
-        return new OffsetCommitExpression(children.apply(0), children.apply(1));
-    }
-
-    @Override
-    public int productArity() {
-        return 2;
-    }
-
-    @Override
-    public Object productElement(int n) {
-        if (n == 0) {
-            return key;
-        }
-        if (n == 1) {
-            return value;
-        }
-        throw new IndexOutOfBoundsException(Integer.toString(n));
-    }
-
-    @Override
-    public boolean canEqual(Object other) {
-        return other instanceof OffsetCommitExpression;
-    }
-
-    @Override
-    public boolean equals(Object other) {
-        return other instanceof OffsetCommitExpression o && key.equals(o.key) && value.equals(o.value);
-    }
-
-    @Override
-    public int hashCode() {
-        return 31 * key.hashCode() + value.hashCode();
     }
 
     static InternalRow decodeOrNull(byte[] key, byte[] value) {
@@ -247,7 +142,7 @@ public final class OffsetCommitExpression extends Expression implements java.io.
             return null;
         }
         if (value == null) {
-            return row(group, topic, partition, null, null, null, null, null, null, null, true);
+            return commitRow(group, topic, partition, null, null, null, null, null, null, null, true);
         }
         if (value.length < 2) {
             return null;
@@ -262,7 +157,7 @@ public final class OffsetCommitExpression extends Expression implements java.io.
             if (!readWhole(valueBuffer, v.metadata())) {
                 return null;
             }
-            return row(group, topic, partition, v.offset(), null, v.metadata(), v.commitTimestamp(), null, null,
+            return commitRow(group, topic, partition, v.offset(), null, v.metadata(), v.commitTimestamp(), null, null,
                        version, false);
         }
         if (version < 0 || version > OffsetCommitValue.HIGHEST_SUPPORTED_VERSION) {
@@ -291,11 +186,11 @@ public final class OffsetCommitExpression extends Expression implements java.io.
         Long expireTimestamp = version == 1 ? v.expireTimestamp() : null;  // only v1 carries it
         // v4 (Kafka 4.1+) tags the topic id; the zero uuid is the tag's default, i.e. no id written.
         String topicId = version >= 4 && !Uuid.ZERO_UUID.equals(v.topicId()) ? v.topicId().toString() : null;
-        return row(group, topic, partition, v.offset(), leaderEpoch, v.metadata(), v.commitTimestamp(),
+        return commitRow(group, topic, partition, v.offset(), leaderEpoch, v.metadata(), v.commitTimestamp(),
                    expireTimestamp, topicId, version, false);
     }
 
-    private static InternalRow row(String group, String topic, int partition, Long offset, Integer leaderEpoch,
+    private static InternalRow commitRow(String group, String topic, int partition, Long offset, Integer leaderEpoch,
                                    String metadata, Long commitTimestamp, Long expireTimestamp, String topicId,
                                    Short valueVersion, boolean tombstone) {
         return new GenericInternalRow(new Object[] {
@@ -324,7 +219,7 @@ public final class OffsetCommitExpression extends Expression implements java.io.
 
     /**
      * Kafka's classes write the decoded message back to exactly the bytes after the int16 prefix
-     * (GroupMetadataUdf checks its records the same way).
+     * (GroupMetadataExpression checks its v4+ records by size instead, see there).
      */
     static boolean writesBack(Message message, byte[] bytes, short version) {
         // One buffer per task thread, reused: a record's write-back is compared and forgotten.

@@ -12,15 +12,13 @@ import org.apache.kafka.common.protocol.types.Schema;
 import org.apache.kafka.common.protocol.types.Type;
 import org.apache.kafka.coordinator.group.generated.GroupMetadataKey;
 import org.apache.kafka.coordinator.group.generated.GroupMetadataValue;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
-import org.apache.spark.sql.api.java.UDF2;
-import org.apache.spark.sql.expressions.UserDefinedFunction;
-import org.apache.spark.sql.functions;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.types.DataType;
 
 /**
- * Spark UDF: a classic group's GroupMetadata record (key type 2), decoded by Kafka's own generated
+ * Spark SQL function {@code offsetlake_decode_group_metadata(key, value)}: a classic group's GroupMetadata record (key type 2), decoded by Kafka's own generated
  * classes (GroupMetadataKey/Value, group-coordinator/src/main/resources/common/message/*.json; each
  * member's subscription and assignment bytes by ConsumerProtocolSubscription/Assignment,
  * clients/src/main/resources/common/message/ConsumerProtocol*.json), as the row the Python decoders
@@ -39,8 +37,9 @@ import org.apache.spark.sql.types.DataType;
  * by StickyAssignor's own rules), and a non-consumer protocol type the reference would print
  * differently from plain quoting.
  */
-public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
+public final class GroupMetadataExpression extends RecordDecodeExpression {
     private static final long serialVersionUID = 1L;
+    public static final String NAME = "offsetlake_decode_group_metadata";
     private static final short KEY_VERSION = 0;
     private static final short GROUP_METADATA_TYPE = 2;
     /** ConsumerProtocolSubscription/Assignment "validVersions": "0-3". */
@@ -54,21 +53,53 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
     /** GroupMetadataValue.json: "flexibleVersions": "4+". */
     private static final short FIRST_FLEXIBLE_VALUE_VERSION = 4;
 
-    /** As OffsetCommitExpression: nondeterministic so that Spark runs it once per row. */
-    public static UserDefinedFunction evaluatedOnce(DataType returnType) {
-        return functions.udf(new GroupMetadataUdf(), returnType).asNondeterministic();
+    private static final Decode DECODE = new Decode() {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public InternalRow apply(byte[] key, byte[] value) {
+            try {
+                return decode(key, value);
+            } catch (RuntimeException notExact) {
+                return null;
+            }
+        }
+    };
+
+    /** The result's type: schemas.decoded_records' GroupMetadata columns, given by pipelines/decode.py. */
+    private final DataType type;
+
+    public GroupMetadataExpression(Expression key, Expression value, DataType type) {
+        super(key, value);
+        this.type = type;
+    }
+
+    /** Registers the function, returning {@code type}, in the session's function registry (idempotent). */
+    public static void register(SparkSession session, DataType type) {
+        register(session, NAME, (key, value) -> new GroupMetadataExpression(key, value, type));
     }
 
     @Override
-    public Row call(byte[] key, byte[] value) {
-        try {
-            return decode(key, value);
-        } catch (RuntimeException notExact) {
-            return null;
-        }
+    String name() {
+        return NAME;
     }
 
-    static Row decode(byte[] key, byte[] value) {
+    @Override
+    Decode decode() {
+        return DECODE;
+    }
+
+    @Override
+    RecordDecodeExpression withChildren(Expression key, Expression value) {
+        return new GroupMetadataExpression(key, value, type);
+    }
+
+    @Override
+    public DataType dataType() {
+        return type;
+    }
+
+    static InternalRow decode(byte[] key, byte[] value) {
         if (key == null || key.length < 2) {
             return null;
         }
@@ -80,9 +111,9 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
         if (!OffsetCommitExpression.readWhole(keyBuffer, k.group())) {
             return null;
         }
-        Row keyRow = RowFactory.create(k.group());
+        InternalRow keyRow = row(k.group());
         if (value == null) {
-            return RowFactory.create(null, true, RowFactory.create(keyRow, null));
+            return row(null, true, row(keyRow, null));
         }
         if (value.length < 2) {
             return null;
@@ -98,15 +129,15 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
         }
         boolean consumer = CONSUMER_PROTOCOL_TYPE.equals(v.protocolType());
         String assignor = STICKY.equals(v.protocol()) || COOPERATIVE_STICKY.equals(v.protocol()) ? v.protocol() : null;
-        List<Row> members = new ArrayList<>(v.members().size());
+        List<InternalRow> members = new ArrayList<>(v.members().size());
         for (GroupMetadataValue.MemberMetadata m : v.members()) {
             if (!m.unknownTaggedFields().isEmpty()) {
                 return null;
             }
             byte[] subscriptionRaw = m.subscription();
             byte[] assignmentRaw = m.assignment();
-            Row subscription = null;
-            Row assignment = null;
+            InternalRow subscription = null;
+            InternalRow assignment = null;
             String undecodedReason = null;
             if (!consumer) {
                 if (subscriptionRaw.length > 0 || assignmentRaw.length > 0) {
@@ -125,7 +156,7 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
                     return null;
                 }
             }
-            members.add(RowFactory.create(
+            members.add(row(
                 m.memberId(),
                 version >= 3 ? m.groupInstanceId() : null,  // v3: static membership, KIP-345
                 m.clientId(),
@@ -139,14 +170,14 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
                 undecodedReason != null,
                 undecodedReason));
         }
-        Row valueRow = RowFactory.create(v.protocolType(), v.generation(), v.protocol(), v.leader(),
+        InternalRow valueRow = row(v.protocolType(), v.generation(), v.protocol(), v.leader(),
                                          version >= 2 ? (Long) v.currentStateTimestamp() : null,  // v2: KIP-211
                                          members);
-        return RowFactory.create(version, false, RowFactory.create(keyRow, valueRow));
+        return row(version, false, row(keyRow, valueRow));
     }
 
     /** A member's ConsumerProtocolSubscription bytes (int16 version, then the struct), or null. */
-    private static Row subscription(byte[] raw, String stickyAssignor) {
+    private static InternalRow subscription(byte[] raw, String stickyAssignor) {
         if (raw.length < 2) {
             return null;
         }
@@ -166,7 +197,7 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
             return null;
         }
         byte[] userData = bytes(s.userData());
-        Row stickyUserData = null;
+        InternalRow stickyUserData = null;
         if (stickyAssignor != null && userData != null && userData.length > 0) {
             // What CooperativeStickyAssignor writes, exactly: its generation. Anything else (StickyAssignor's
             // previous assignment, trailing bytes) is left to the reference (decoders/sticky_user_data.py).
@@ -174,23 +205,23 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
                 return null;
             }
             int generation = COOPERATIVE_STICKY_ASSIGNOR_USER_DATA_V0.read(ByteBuffer.wrap(userData)).getInt("generation");
-            stickyUserData = RowFactory.create(null, generation);
+            stickyUserData = row(null, generation);
         }
-        List<Row> owned = null;
+        List<InternalRow> owned = null;
         if (version >= 1) {  // v1: KIP-429
             owned = new ArrayList<>(s.ownedPartitions().size());
             for (ConsumerProtocolSubscription.TopicPartition tp : s.ownedPartitions()) {
-                owned.add(RowFactory.create(tp.topic(), tp.partitions()));
+                owned.add(row(tp.topic(), tp.partitions()));
             }
         }
-        return RowFactory.create(s.topics(), userData, owned,
+        return row(s.topics(), userData, owned,
                                  version >= 2 ? (Integer) s.generationId() : null,  // v2: KAFKA-13715
                                  version >= 3 ? s.rackId() : null,  // v3: KIP-881
                                  version, stickyUserData);
     }
 
     /** A member's ConsumerProtocolAssignment bytes, or null. */
-    private static Row assignment(byte[] raw) {
+    private static InternalRow assignment(byte[] raw) {
         if (raw.length < 2) {
             return null;
         }
@@ -207,11 +238,11 @@ public final class GroupMetadataUdf implements UDF2<byte[], byte[], Row> {
         if (!OffsetCommitExpression.readWhole(buffer, topics.toArray(new String[0]))) {  // non-flexible, as above
             return null;
         }
-        List<Row> partitions = new ArrayList<>(a.assignedPartitions().size());
+        List<InternalRow> partitions = new ArrayList<>(a.assignedPartitions().size());
         for (ConsumerProtocolAssignment.TopicPartition tp : a.assignedPartitions()) {
-            partitions.add(RowFactory.create(tp.topic(), tp.partitions()));
+            partitions.add(row(tp.topic(), tp.partitions()));
         }
-        return RowFactory.create(partitions, bytes(a.userData()), version);
+        return row(partitions, bytes(a.userData()), version);
     }
 
     /**
