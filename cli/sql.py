@@ -1,4 +1,9 @@
-"""``offsetlake sql``: run Spark SQL against the warehouse, with its tables and the dashboard views in the catalog."""
+"""``offsetlake sql``: run Spark SQL against the warehouse, with its tables and the dashboard views in the catalog.
+
+Two engines answer it: Spark (``pipelines/sql_views.py``, the default) and, without a JVM, delta-rs's embedded
+DataFusion (``pipelines/embedded_sql.py``), which reads the same Spark SQL through sqlglot. Both return rows in
+the same Python types, so ``--format`` prints the same text whichever answered.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +14,17 @@ import decimal
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from cli.errors import CommandError, reported_as_command_errors
 from cli.settings_arg import settings_from
 
+if TYPE_CHECKING:
+    from conf.settings import Settings
+    from pipelines.sql_views import QueryResult
+
 FORMATS = ("table", "csv", "json")
+ENGINES = ("spark", "delta-rs")
 DEFAULT_LIMIT = 1000
 
 
@@ -29,7 +39,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "consumer_status_now, stale_groups, membership_churn. Delta time travel works on tables: "
             "SELECT ... FROM gold.partition_assignments VERSION AS OF 3 (or TIMESTAMP AS OF '...'); "
             "DESCRIBE HISTORY gold.partition_assignments lists the versions. Quote the column `group` and "
-            "`partition` with backticks. --list shows every table and view with what it answers."
+            "`partition` with backticks. --list shows every table and view with what it answers. "
+            "--engine delta-rs answers the same tables, views and Spark SQL queries without a JVM "
+            "(delta-rs's embedded DataFusion, the query translated by sqlglot): in seconds where Spark "
+            "needs tens of seconds or more to start, so use it on a small installation or for a quick look at the "
+            "views. Use the default, spark, for time travel (VERSION AS OF), DESCRIBE HISTORY, Spark-only "
+            "functions (mode, lambdas such as filter(a, x -> ...)), or a warehouse larger than this machine's "
+            "memory."
         ),
         epilog=(
             "Examples: offsetlake sql --list; offsetlake sql \"SELECT * FROM dashboards.consumer_status_now\"; "
@@ -44,6 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
                         help=f"print at most N rows (default {DEFAULT_LIMIT}; 0 for all)")
     parser.add_argument("--list", action="store_true", help="list the tables and views with their descriptions")
+    parser.add_argument("--engine", choices=ENGINES, default="spark",
+                        help="spark (default: every Spark SQL feature, starts a JVM) or delta-rs (no JVM, answers "
+                             "in seconds; queries only, no time travel or DESCRIBE)")
     parser.set_defaults(run=run)
 
 
@@ -103,7 +122,7 @@ def write_rows(out: TextIO, fmt: str, columns: Sequence[str], rows: Sequence[Seq
             out.write(text + "\n")
 
 
-def _print_list(report: Any) -> None:
+def _print_list(report: Any, unreadable: dict[str, str] | None = None) -> None:
     from pipelines.sql_views import load_views
     from schemas.catalog import TABLES
 
@@ -112,6 +131,8 @@ def _print_list(report: Any) -> None:
         print(f"  {name:<34} {TABLES[name].description}")
     for name in report.missing_tables:
         print(f"  {name:<34} (not created yet in this warehouse)")
+    for name, reason in (unreadable or {}).items():
+        print(f"  {name:<34} [unreadable by delta-rs: {reason}]")
     print("\nviews:")
     skipped = report.skipped_views
     for view in load_views():
@@ -120,28 +141,48 @@ def _print_list(report: Any) -> None:
         print(f"  {'':<34} parameters: {view.parameters}")
 
 
-def run(args: argparse.Namespace) -> int:
-    from pipelines import spark_session
-    from pipelines.sql_views import error_line, quiet_query_context_logger, register_catalog, run_query
+def _run_embedded(args: argparse.Namespace, settings: Settings) -> QueryResult | None:
+    """The embedded engine's answer (or its list); never imports a SparkSession or starts a JVM."""
+    from pipelines.embedded_sql import EmbeddedSqlError, open_catalog
 
+    catalog = open_catalog(settings)
+    if args.list:
+        _print_list(catalog.report, catalog.unreadable_tables)
+        return None
+    try:
+        return catalog.query(args.query, args.limit or None)
+    except EmbeddedSqlError as exc:
+        raise CommandError(f"sql: {exc}") from exc
+
+
+def run(args: argparse.Namespace) -> int:
     if not args.list and not args.query:
         raise CommandError("sql: give a query (quoted), or --list")
     if args.limit < 0:
         raise CommandError(f"sql: --limit must be >= 0, got {args.limit}")
     settings = settings_from(args)
+    result = _run_embedded(args, settings) if args.engine == "delta-rs" else _run_spark(args, settings)
+    if result is None:  # --list printed
+        return 0
+    write_rows(sys.stdout, args.format, result.columns, result.rows)
+    sys.stdout.flush()
+    more = " (more rows: raise --limit, or 0 for all)" if result.truncated else ""
+    print(f"{len(result.rows)} rows{more}", file=sys.stderr)
+    return 0
+
+
+def _run_spark(args: argparse.Namespace, settings: Settings) -> QueryResult | None:
+    from pipelines import spark_session
+    from pipelines.sql_views import error_line, quiet_query_context_logger, register_catalog, run_query
+
     with reported_as_command_errors():
         spark = spark_session.build_spark_session(settings)
         quiet_query_context_logger()
         report = register_catalog(spark, settings)
         if args.list:
             _print_list(report)
-            return 0
+            return None
         try:
-            result = run_query(spark, args.query, args.limit or None)
+            return run_query(spark, args.query, args.limit or None)
         except Exception as exc:  # noqa: BLE001 - a bad query is one line, never a JVM stack
             raise CommandError(f"sql: {error_line(exc)}") from exc
-    write_rows(sys.stdout, args.format, result.columns, result.rows)
-    sys.stdout.flush()
-    more = " (more rows: raise --limit, or 0 for all)" if result.truncated else ""
-    print(f"{len(result.rows)} rows{more}", file=sys.stderr)
-    return 0

@@ -17,6 +17,15 @@ def table_path(settings: Settings, spec: TableSpec) -> Path:
     return settings.warehouse_path / spec.relative_path
 
 
+def table_uri(settings: Settings, spec: TableSpec) -> str:
+    """The table's location as a string for delta-rs (``deltalake.DeltaTable(uri, storage_options=...)``):
+    ``<warehouse>/<layer>/<table>`` under a warehouse given as a URI (``s3://bucket/wh``), else the
+    absolute local path ``table_path`` gives."""
+    if "://" in settings.warehouse:
+        return f"{settings.warehouse.rstrip('/')}/{spec.relative_path}"
+    return str(table_path(settings, spec))
+
+
 def ensure_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> Path:
     """Create the table (with column comments and partitioning) unless it exists."""
     from delta.tables import DeltaTable

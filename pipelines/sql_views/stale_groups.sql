@@ -9,12 +9,12 @@
 SELECT * FROM (
   SELECT
     *,
-    filter(array(
+    array_compact(array(
       CASE WHEN state = 'Empty' THEN 'empty' END,
       CASE WHEN state = 'Dead' THEN 'dead' END,
       CASE WHEN seconds_since_last_commit > 86400 THEN 'no_commit_24h' END,
       CASE WHEN stopped_partitions > 0 THEN 'stopped_or_stalled' END
-    ), reason -> reason IS NOT NULL) AS reasons
+    )) AS reasons
   FROM dashboards.consumer_status_now
   WHERE committed_partitions > 0
 ) WHERE size(reasons) > 0

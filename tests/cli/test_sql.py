@@ -1,7 +1,8 @@
 """offsetlake sql: Spark SQL against the sample warehouse (tests/dashboard/sample_warehouse.py).
 
 Alpha's lag was 0 at s1 and 100 at s2 and s3 (see the sample's docstring). In-process runs use the
-session's SparkSession; one real command run checks that a bad query is one line, not a JVM stack.
+session's SparkSession; one real command run checks that a bad query is one line, not a JVM stack, and
+another that ``--engine delta-rs`` answers with no Java to start.
 """
 
 from __future__ import annotations
@@ -118,3 +119,49 @@ def test_the_command_reports_an_unknown_table_in_one_line_without_a_jvm_stack(tm
     # Spark's own start-up lines may precede it, but no stack: neither Python's nor the JVM's.
     assert "Traceback" not in result.stderr and "at org.apache" not in result.stderr, result.stderr
     assert '"level": "ERROR"' not in result.stderr, result.stderr
+
+
+# -- --engine delta-rs: the same answers without a JVM ----------------------------------------------------
+
+def test_the_delta_rs_engine_prints_the_known_answer_as_spark_prints_it_in_every_format(offsetlake_sql, sample) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = offsetlake_sql("--engine", "delta-rs", "--format", "csv", alpha_lag(sample))
+    assert code == 0 and out.splitlines() == ["group,total_lag", *[f"{sample.alpha},{n}" for n in (0, 100, 100)]]
+    assert err.strip() == "3 rows"
+    timeline = (f"SELECT * FROM dashboards.rebalance_timeline WHERE `group` = '{sample.alpha}' ORDER BY stable_at")
+    for fmt in ("table", "csv", "json"):
+        spark_out = offsetlake_sql("--format", fmt, timeline)[1]
+        assert offsetlake_sql("--engine", "delta-rs", "--format", fmt, timeline)[1] == spark_out, fmt
+        assert len(spark_out.splitlines()) >= 4  # alpha's four rebalances (and a header)
+
+
+def test_the_delta_rs_engine_limits_rows_and_lists_tables_and_views(offsetlake_sql, sample) -> None:  # type: ignore[no-untyped-def]
+    from pipelines.sql_views import load_views
+
+    code, out, err = offsetlake_sql("--engine", "delta-rs", "--format", "csv", "--limit", "2", alpha_lag(sample))
+    assert code == 0 and len(out.splitlines()) == 3
+    assert err.strip() == "2 rows (more rows: raise --limit, or 0 for all)"
+    code, out, _ = offsetlake_sql("--engine", "delta-rs", "--list")
+    assert code == 0 and "gold.rebalance_events" in out and "[unavailable" not in out
+    for view in load_views():
+        assert f"{view.name:<34} {view.question}" in out
+
+
+def test_a_bad_query_with_the_delta_rs_engine_is_one_line(offsetlake_sql) -> None:  # type: ignore[no-untyped-def]
+    for query, start in (
+            ("SELECT * FROM gold.no_such_table", "offsetlake: sql: Error during planning: table "
+                                                 "'datafusion.gold.no_such_table' not found"),
+            ("SELEC 1", "offsetlake: sql: Invalid expression / Unexpected token at line 1"),
+            ("DESCRIBE HISTORY gold.group_membership", "offsetlake: sql: DESCRIBE (and DESCRIBE HISTORY) needs")):
+        code, out, err = offsetlake_sql("--engine", "delta-rs", query)
+        assert code == 1 and out == "" and err.splitlines() == [err.strip()], query
+        assert err.startswith(start), err
+
+
+def test_the_delta_rs_engine_answers_with_no_java_to_start(sample, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """JAVA_HOME points nowhere and PATH holds no java: a JVM could not start, and the answer still comes."""
+    env = {"PYTHONPATH": str(ROOT), "OFFSETLAKE_WAREHOUSE": str(sample.settings.warehouse_path),
+           "JAVA_HOME": str(tmp_path / "no-java"), "PATH": str(tmp_path), "HOME": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-m", "cli.main", "sql", "--engine", "delta-rs", "--format", "csv",
+                             alpha_lag(sample)], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["group,total_lag", *[f"{sample.alpha},{n}" for n in (0, 100, 100)]]
