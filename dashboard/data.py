@@ -237,16 +237,14 @@ def ownership_segments(rows: Iterable[Row], events: Iterable[Row], filters: Filt
                         stop_from = max(r["valid_from"], min(lower, end))
             if stop_from is not None and stop_from < end:
                 piece(OWNED, r["valid_from"], stop_from, r, "")
-                piece(OWNER_STOPPING, stop_from, end, r, "the rebalance that ended this assignment may have "
-                      "stopped the owner from here on (its lower bound); the records cannot say when")
+                piece(OWNER_STOPPING, stop_from, end, r, "")
             else:
                 piece(OWNED, r["valid_from"], end, r, "")
             if nxt is not None and r["valid_to"] is not None and nxt["valid_from"] > r["valid_to"]:
                 if kept:
                     piece(OWNED, r["valid_to"], nxt["valid_from"], r, "kept through a cooperative rebalance")
                 else:
-                    piece(UNOWNED, r["valid_to"], nxt["valid_from"], None,
-                          "no stored assignment names an owner: a rebalance in progress")
+                    piece(UNOWNED, r["valid_to"], nxt["valid_from"], None, "")
         for p in pieces:
             start, end = p["from"], p["to"]
             if filters.since is not None:
@@ -262,7 +260,7 @@ def ownership_segments(rows: Iterable[Row], events: Iterable[Row], filters: Filt
                 "client": None if r is None else (r["client_id"] or r["member_id"]),
                 "member": None if r is None else r["member_id"],
                 "generation": None if r is None else r["generation"],
-                "open": r is not None and r["valid_to"] is None, "note": p["note"] or "–",
+                "open": r is not None and r["valid_to"] is None, "note": p["note"] or None,
             })
     return segments
 
@@ -456,6 +454,10 @@ def build_data(tables: dict[str, list[Row]], filters: Filters, *, now: int, ware
     groups = rank_groups(status, rebalances, deletions, max_charted)
     rank = {g["group"]: g["rank"] for g in groups if g["charted"]}
 
+    def of_charted(name: str) -> list[Row]:
+        # only the charted groups' rows are shaped: at 10,000 groups most rows would be shaped for nothing
+        return [r for r in rows(name) if group_label(r["cluster_name"], r["group"], multi) in rank]
+
     def charted(points: list[Row]) -> list[Row]:
         return [{**p, "rank": rank[p["group"]]} for p in points if p["group"] in rank]
 
@@ -463,10 +465,10 @@ def build_data(tables: dict[str, list[Row]], filters: Filters, *, now: int, ware
         generated_at=now, warehouse=warehouse, clusters=clusters, data_start=data_start, data_end=data_end,
         groups=groups, groups_total=len(groups),
         rebalances=charted(rebalances),
-        ownership=charted(ownership_segments(rows("gold.partition_assignments"), rows("gold.rebalance_events"),
-                                             filters, data_end, multi)),
-        lag=charted(lag_points(rows("gold.consumer_lag"), filters, multi)),
-        commit_rate=charted(commit_rate_points(rows("gold.offset_commit_rate"), filters, multi)),
+        ownership=charted(ownership_segments(of_charted("gold.partition_assignments"),
+                                             of_charted("gold.rebalance_events"), filters, data_end, multi)),
+        lag=charted(lag_points(of_charted("gold.consumer_lag"), filters, multi)),
+        commit_rate=charted(commit_rate_points(of_charted("gold.offset_commit_rate"), filters, multi)),
         deletions=charted(deletions),
         missing_tables=sorted(name for name in COLUMNS if name not in tables),
     )

@@ -13,6 +13,7 @@ asserted on afterwards. Waiting is always bounded polling on a condition, never 
 from __future__ import annotations
 
 import base64
+import contextlib
 import itertools
 import json
 import shutil
@@ -54,6 +55,7 @@ class Browser:
     process: subprocess.Popen[bytes]
     profile: Path
     socket: ClientConnection
+    exits: contextlib.ExitStack
     events: dict[str, list[Event]] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -70,17 +72,19 @@ class Browser:
                              timeout, "Chromium's DevToolsActivePort file")
             while len(lines) < 2 or not lines[1]:
                 lines = wait_for(lambda: port_file.read_text().splitlines()[:2], timeout, "the browser target")
-            socket = connect(f"ws://127.0.0.1:{lines[0]}{lines[1]}", max_size=None, open_timeout=timeout)
+            exits = contextlib.ExitStack()  # websockets 17 wants its connection entered as a context
+            socket = exits.enter_context(connect(f"ws://127.0.0.1:{lines[0]}{lines[1]}", max_size=None,
+                                                 open_timeout=timeout))
         except BaseException:
             process.kill()
             process.wait()
             shutil.rmtree(profile, ignore_errors=True)
             raise
-        return cls(process=process, profile=profile, socket=socket)
+        return cls(process=process, profile=profile, socket=socket, exits=exits)
 
     def close(self) -> None:
         try:
-            self.socket.close()
+            self.exits.close()
         finally:
             self.process.terminate()
             try:
