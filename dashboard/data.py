@@ -370,7 +370,8 @@ def consumer_status(committed: Sequence[Row], states: Sequence[Row], members: Se
             "generation": state["generation"] if state else None,
             "members": member_count.get(key, 0) if state else (member_count.get(key) or None),
             "last_commit": max(times) if times else None,
-            "committed_partitions": len(commits.get(key, [])),
+            # null, not 0, for a group without committed offsets (e.g. deleted), as the view has it
+            "committed_partitions": len(commits[key]) if key in commits else None,
             "burrow_status": max((p["group_status"] for p in partitions), default=None),
             "total_lag": max((p["group_lag"] for p in partitions if p["group_lag"] is not None), default=None),
             "lagging_partitions": sum(1 for p in partitions if (p["lag"] or 0) > 0),
