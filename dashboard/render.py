@@ -123,7 +123,8 @@ def ownership_chart() -> alt.LayerChart | alt.FacetChart:
     bars = base.transform_filter(f"datum.kind !== '{UNOWNED}'").mark_bar(height={"band": 0.75}).encode(
         x=_time("from", "UTC (the range of the rows shown; scroll to zoom, drag to pan, double-click to reset)"),
         x2="to:T", y=y,
-        color=alt.Color("client:N", title="owner (client id)", scale=alt.Scale(scheme="tableau20")),
+        # tableau10: no light/dark pairs, where a light colour would read as a faded (stopping) owner
+        color=alt.Color("client:N", title="owner (client id)", scale=alt.Scale(scheme="tableau10")),
         opacity=alt.Opacity("kind:N", title="ownership", scale=alt.Scale(domain=[OWNED, OWNER_STOPPING],
                                                                          range=[1.0, 0.35])),
         tooltip=tooltip,

@@ -318,11 +318,15 @@ def test_a_warehouse_without_tables_gives_a_page_that_says_there_is_nothing_yet(
         opened.close()
 
 
-def test_the_cli_writes_the_page_and_says_what_it_holds(tmp_path, base_settings, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.broker
+@pytest.mark.spark
+def test_the_cli_writes_the_page_and_says_what_it_holds(sample, tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     from cli.main import main
 
-    monkeypatch.setenv("OFFSETLAKE_WAREHOUSE", str(tmp_path / "none"))
+    monkeypatch.setenv("OFFSETLAKE_WAREHOUSE", str(sample.settings.warehouse_path))
     out = tmp_path / "report.html"
-    assert main(["dashboard", "--out", str(out)]) == 0
+    assert main(["dashboard", "--out", str(out), "--group", sample.alpha, "--group", sample.beta]) == 0
+    # alpha: 4 rebalances, 4 partitions at 3 snapshots; beta: 1 rebalance, 4 partitions at 1 snapshot
+    assert (f"wrote {out} (2 groups, 5 rebalances and static restarts, 16 lag points, 8 partitions; "
+            "the 2 worst groups charted)") in capsys.readouterr().err
     assert out.is_file()
-    assert f"wrote {out} (0 groups" in capsys.readouterr().err
