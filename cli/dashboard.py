@@ -13,13 +13,17 @@ from cli.settings_arg import settings_from
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "dashboard", help="write a self-contained HTML dashboard (rebalances, lag, ownership, status)",
+        "dashboard",
+        help="write a self-contained HTML dashboard (rebalances, ownership, lag, commits, deletions, status)",
         description=(
-            "Write one HTML file with charts of the gold tables: rebalances over time (one dot per "
-            "rebalance, storms ringed), lag per group over time, a partition-ownership timeline and a status "
-            "table (Burrow status, state, members, lag, last commit). The file is self-contained: data, CSS "
-            "and the chart script are inline, nothing is fetched from the network, so it opens from disk "
-            "anywhere. Tables are read with delta-rs (no SparkSession, fast); a table delta-rs cannot read "
+            "Write one HTML file of Vega-Lite charts (built with altair) of the gold tables: rebalances and "
+            "static restarts coloured by likely cause with the members who joined and left, a partition-ownership "
+            "timeline with gaps where nobody owned a partition, lag per partition in messages and in seconds (both "
+            "estimators) coloured by Burrow status, commits per minute, offset and group deletions, and a status "
+            "table, worst groups first. A group picker and a search box filter every chart; scroll over a chart "
+            "to zoom its time axis. The file is self-contained: Vega, Vega-Lite and vega-embed (from "
+            "vl-convert-python) and the data are inline, nothing is fetched from the network, so it opens from "
+            "disk anywhere. Tables are read with delta-rs (no SparkSession, fast); a table delta-rs cannot read "
             "is read with Spark instead. Run 'offsetlake gold' and 'offsetlake lag' first."
         ),
         epilog="Example: offsetlake dashboard --out report.html --group billing --since 2026-11-01",
@@ -28,8 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--group", action="append", default=[], metavar="G",
                         help="show only this group (repeat for several; default: every group)")
     parser.add_argument("--since", metavar="TIME",
-                        help="drop what ended before TIME (ISO 8601, UTC unless it has an offset, e.g. "
-                             "2026-11-01 or 2026-11-01T12:00:00)")
+                        help="drop what ended before TIME, in every chart; the time axes start there (ISO 8601, UTC "
+                             "unless it has an offset, e.g. 2026-11-01 or 2026-11-01T12:00:00)")
     parser.add_argument("--engine", choices=("auto", "delta-rs", "spark"), default="auto",
                         help="how to read the tables (default auto: delta-rs, Spark for a table it refuses)")
     parser.set_defaults(run=run)
@@ -63,8 +67,10 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"dashboard: reading the warehouse failed: {first_line(exc)}") from exc
     data = report.data
     engines = ", ".join(sorted(set(report.read.engines.values()))) or "no tables"
-    print(f"dashboard: wrote {report.out} ({len(data.status)} groups, {len(data.rebalances)} rebalances, "
-          f"{sum(len(s['points']) for s in data.lag)} lag points, {len(data.ownership)} partitions) in "
+    partitions = len({(s["group"], s["lane"]) for s in data.ownership})
+    print(f"dashboard: wrote {report.out} ({data.groups_total} groups, {len(data.rebalances)} rebalances and "
+          f"static restarts, {len(data.lag)} lag points, {partitions} partitions; the {len(data.charted_groups)} "
+          f"worst groups charted) in "
           f"{report.seconds:.1f}s; read {len(report.read.engines)} tables with {engines} in "
           f"{report.read.seconds:.2f}s", file=sys.stderr)
     for table, reason in report.read.fallbacks.items():

@@ -1,18 +1,244 @@
-"""The dashboard page: one self-contained HTML file, its data embedded as JSON, drawn by an inline script.
+"""The dashboard page: Vega-Lite charts built with altair, in one self-contained HTML file.
 
-No network at all (no CDN, fonts or images): the CSS and the small SVG renderer below are inline, so
-the file opens from disk on a machine without internet. The script draws into SVG in the browser,
-which is what lets the browser test prove the page works (each chart marks its data points with the
-class ``mark`` and the body gets ``data-rendered="true"`` once everything is drawn, or ``"error"``).
+Why altair/Vega-Lite rather than a hand-written SVG renderer: zoom (an interval selection bound to the
+time scale), one group picker and search box that filter every chart (two parameters bound to inputs),
+tooltips and legends are declarations here instead of JavaScript to maintain. Every chart is one view
+of one ``vconcat`` spec, so the two parameters are shared by all of them.
+
+The page fetches nothing: Vega, Vega-Lite and vega-embed are inlined (``dashboard/vega.py``), the data
+is inlined in the spec, and the only script of our own is the glue that embeds the spec and makes the
+(HTML) status table follow the picker. Once the charts are drawn the body gets ``data-rendered="true"``
+(or ``"error"``) and the Vega view is ``window.offsetlakeView``, which the browser tests query.
+
+Every chart shows the picked group, or, with no pick, the worst groups (``rank``) whose names contain
+the search text, at most ``TOP_*`` of them: with thousands of groups, drawing every timeline at once
+would be slow and unreadable.
 """
 
 from __future__ import annotations
 
-import datetime as dt
+import functools
 import html
 import json
+from typing import Any
 
-from dashboard.data import DashboardData
+import altair as alt
+
+from dashboard.data import OWNED, OWNER_STOPPING, UNOWNED, DashboardData, when
+from dashboard.vega import VegaBundle, vega_bundle
+
+WIDTH = 1000
+TOP_LANES = 20
+"""Groups drawn at once without a pick in the charts with one lane per group (rebalances, deletions)."""
+TOP_TIMELINES = 3
+"""... in the ownership timeline (one lane per partition)."""
+TOP_LAG = 5
+"""... in the lag and commit-rate charts."""
+TABLE_ROWS = 50
+"""Status rows shown without a pick (the rest are in the page, hidden, and found by the search)."""
+
+CAUSES = ("member_joined", "member_left", "member_left_or_vanished", "members_joined_and_left",
+          "static_member_returned", "static_member_rejoined", "static_member_restart", "subscription_changed",
+          "metadata_changed", "cooperative_follow_up", "leader_rejoined", "unknown")
+"""gold.rebalance_events.likely_cause values, each with a colour of its own (schemas/rebalance_events.py)."""
+CAUSE_COLOURS = ("#2b8a3e", "#e67700", "#c92a2a", "#862e9c", "#1971c2", "#0c8599", "#f08c00", "#5c940d",
+                 "#a61e4d", "#74c0fc", "#868e96", "#495057")
+STATUSES = ("OK", "WARN", "STOP", "STALL", "REWIND", "none")
+STATUS_COLOURS = ("#2f9e44", "#f59f00", "#e03131", "#862e9c", "#1c7ed6", "#adb5bd")
+"""Burrow partition statuses (schemas/consumer_lag.py), ``none`` when nothing is committed."""
+
+PICK, SEARCH = "group_pick", "group_search"
+UTC_LABEL = ("utcFormat(datum.value, '%H:%M:%S') === '00:00:00' && !utcmilliseconds(datum.value) ? "
+             "utcFormat(datum.value, '%b %d') : utcFormat(datum.value, '%H:%M:%S') + "
+             "(utcmilliseconds(datum.value) ? utcFormat(datum.value, '.%L') : '')")
+"""Time labels in UTC on a 24-hour clock, with milliseconds once zoomed in that far, and the date at midnight."""
+
+
+def _for_groups(chart: alt.Chart, top: int) -> alt.Chart:
+    """Keep the picked group, or the ``top`` worst groups whose names contain the search text."""
+    return (chart
+            .transform_filter(f"{PICK} ? datum.group === {PICK} : "
+                              f"(!{SEARCH} || indexof(lower(datum.group), lower({SEARCH})) >= 0)")
+            .transform_window(group_order="dense_rank()", sort=[alt.SortField("rank")])
+            .transform_filter(f"{PICK} || datum.group_order <= {top}"))
+
+
+def _time(field: str, title: str) -> alt.X:
+    # padding: a point at either end of the range is drawn whole, not cut in half by the edge
+    return alt.X(f"{field}:T", title=title, scale=alt.Scale(type="utc", nice=False, padding=12),
+                 axis=alt.Axis(labelExpr=UTC_LABEL, labelOverlap=True))
+
+
+def _zoom(name: str) -> Any:
+    # Wheel zooms the time axis, drag pans, double-click resets (Vega-Lite's defaults for bind="scales").
+    return alt.selection_interval(bind="scales", encodings=["x"], name=name)
+
+
+def _rows(name: str) -> alt.Data:
+    # Named: the rows are added to the spec's "datasets" once, after altair built it, so altair neither
+    # copies nor validates thousands of rows per chart (it deep-copies a chart's data at every step).
+    return alt.Data(name=name)
+
+
+def rebalance_chart() -> alt.LayerChart | alt.FacetChart:
+    base = _for_groups(alt.Chart(_rows("rebalances")), TOP_LANES)
+    y = alt.Y("group:N", sort=alt.EncodingSortField("rank", op="min"), title=None,
+              axis=alt.Axis(labelLimit=260))
+    colour = alt.Color("cause:N", title="likely cause",
+                       scale=alt.Scale(domain=list(CAUSES), range=list(CAUSE_COLOURS)))
+    bounds = base.transform_filter("isValid(datum.stopped_from)").mark_rule(strokeWidth=3, opacity=0.4).encode(
+        x=_time("stopped_from", ""), x2="t:T", y=y, color=colour)
+    points = base.mark_point(filled=True, size=130, opacity=0.9).encode(
+        x=_time("t", "completed (Stable or Empty again), UTC; the bar before a point: since when members may "
+                     "have stopped for it"),
+        y=y, color=colour,
+        shape=alt.Shape("kind:N", title="event", scale=alt.Scale(domain=["rebalance", "static restart"],
+                                                                 range=["circle", "diamond"])),
+        stroke=alt.condition("datum.storm", alt.value("#000000"), alt.value("#ffffff")),
+        strokeWidth=alt.condition("datum.storm", alt.value(2), alt.value(0.5)),
+        tooltip=[alt.Tooltip("group:N"), alt.Tooltip("at:N", title="completed"), alt.Tooltip("kind:N"),
+                 alt.Tooltip("cause:N", title="likely cause"), alt.Tooltip("generations:N"),
+                 alt.Tooltip("members:N"), alt.Tooltip("joined:N"), alt.Tooltip("left:N"),
+                 alt.Tooltip("static_restarts:N", title="static restarts"),
+                 alt.Tooltip("partitions_moved:Q", title="partitions moved"),
+                 alt.Tooltip("protocol:N", title="rebalance protocol"),
+                 alt.Tooltip("triggered_by:N", title="triggered by"),
+                 alt.Tooltip("stopped:N", title="members stopped for"), alt.Tooltip("storm:N")],
+    ).add_params(_zoom("zoom_rebalances"))
+    labels = base.transform_filter(PICK).mark_text(align="left", dx=6, dy=-12, fontSize=10).encode(
+        x=_time("t", ""), y=y, text="label:N", color=colour)
+    return alt.layer(bounds, points, labels, name="rebalances").properties(
+        width=WIDTH, height=alt.Step(40),
+        title="Rebalances and static restarts, coloured by likely cause (black ring: storm)")
+
+
+def ownership_chart() -> alt.LayerChart | alt.FacetChart:
+    base = _for_groups(alt.Chart(_rows("ownership")), TOP_TIMELINES)
+    y = alt.Y("lane:N", sort=alt.EncodingSortField("lane_order", op="min"), title=None,
+              axis=alt.Axis(labelLimit=300))
+    tooltip = [alt.Tooltip("group:N"), alt.Tooltip("topic:N"), alt.Tooltip("partition:Q"), alt.Tooltip("kind:N"),
+               alt.Tooltip("client:N", title="owner (client id)"), alt.Tooltip("member:N", title="member id"),
+               alt.Tooltip("generation:Q"), alt.Tooltip("from_at:N", title="from"),
+               alt.Tooltip("to_at:N", title="to"), alt.Tooltip("note:N")]
+    bars = base.transform_filter(f"datum.kind !== '{UNOWNED}'").mark_bar(height={"band": 0.75}).encode(
+        x=_time("from", "UTC (the range of the rows shown; scroll to zoom, drag to pan, double-click to reset)"),
+        x2="to:T", y=y,
+        # tableau10: no light/dark pairs, where a light colour would read as a faded (stopping) owner
+        color=alt.Color("client:N", title="owner (client id)", scale=alt.Scale(scheme="tableau10")),
+        opacity=alt.Opacity("kind:N", title="ownership", scale=alt.Scale(domain=[OWNED, OWNER_STOPPING],
+                                                                         range=[1.0, 0.35])),
+        tooltip=tooltip,
+    ).add_params(_zoom("zoom_ownership"))
+    gaps = base.transform_filter(f"datum.kind === '{UNOWNED}'").mark_bar(
+        height={"band": 0.3}, color="#e03131").encode(x=_time("from", ""), x2="to:T", y=y, tooltip=tooltip)
+    return alt.layer(bars, gaps, name="ownership").properties(
+        width=WIDTH, height=alt.Step(18),
+        title="Partition ownership (faded: the owner may have stopped; thin red: nobody owned it)")
+
+
+def lag_chart(field: str, title: str, name: str) -> alt.LayerChart | alt.FacetChart:
+    base = _for_groups(alt.Chart(_rows("lag")), TOP_LAG).transform_filter(f"isValid(datum.{field})")
+    y = alt.Y(f"{field}:Q", title=title)
+    lines = base.mark_line(color="#adb5bd", strokeWidth=1).encode(x=_time("t", ""), y=y, detail="lane:N")
+    points = base.mark_point(filled=True, size=50).encode(
+        x=_time("t", "end-offset snapshot, UTC"), y=y,
+        color=alt.Color("status:N", title="Burrow status",
+                        scale=alt.Scale(domain=list(STATUSES), range=list(STATUS_COLOURS))),
+        tooltip=[alt.Tooltip("group:N"), alt.Tooltip("topic:N"), alt.Tooltip("partition:Q"),
+                 alt.Tooltip("at:N", title="snapshot"), alt.Tooltip("lag:Q", title="lag, messages"),
+                 alt.Tooltip("seconds_interpolated:Q", title="lag, s (interpolated)", format=".1f"),
+                 alt.Tooltip("seconds_message_timestamp:Q", title="lag, s (message timestamp)", format=".1f"),
+                 alt.Tooltip("status:N", title="partition status"),
+                 alt.Tooltip("group_status:N", title="group status"),
+                 alt.Tooltip("group_lag:Q", title="group lag, messages")],
+    ).add_params(_zoom(f"zoom_{name}"))
+    return alt.layer(lines, points, name=name).properties(width=WIDTH, height=160)
+
+
+def commit_rate_chart() -> alt.LayerChart | alt.FacetChart:
+    base = _for_groups(alt.Chart(_rows("commit_rate")), TOP_LAG)
+    y = alt.Y("commit_requests:Q", title="commit requests per minute")
+    lines = base.mark_line(color="#1c7ed6", opacity=0.6).encode(x=_time("t", ""), y=y, detail="group:N")
+    points = base.mark_point(filled=True, color="#1c7ed6").encode(
+        x=_time("t", "minute, UTC"), y=y,
+        tooltip=[alt.Tooltip("group:N"), alt.Tooltip("at:N", title="minute"),
+                 alt.Tooltip("commit_requests:Q", title="commit requests (distinct timestamps)"),
+                 alt.Tooltip("commit_records:Q", title="commit records (one per partition)"),
+                 alt.Tooltip("partitions:Q")],
+    ).add_params(_zoom("zoom_commit_rate"))
+    return alt.layer(lines, points, name="commit_rate").properties(
+        width=WIDTH, height=140, title="Offset commits per minute (gold.offset_commit_rate)")
+
+
+def deletion_chart() -> alt.Chart | alt.FacetChart:
+    base = _for_groups(alt.Chart(_rows("deletions"), name="deletions"), TOP_LANES)
+    return base.mark_point(filled=True, size=110).encode(
+        x=_time("t", "UTC"), y=alt.Y("group:N", sort=alt.EncodingSortField("rank", op="min"), title=None,
+                                     axis=alt.Axis(labelLimit=260)),
+        color=alt.Color("kind:N", title="deletion",
+                        scale=alt.Scale(domain=["offsets deleted or expired", "group deleted or expired"],
+                                        range=["#f08c00", "#c92a2a"])),
+        shape=alt.Shape("kind:N", scale=alt.Scale(domain=["offsets deleted or expired", "group deleted or expired"],
+                                                  range=["triangle-down", "cross"])),
+        tooltip=[alt.Tooltip("group:N"), alt.Tooltip("at:N", title="when"), alt.Tooltip("kind:N"),
+                 alt.Tooltip("partitions:Q", title="offsets"), alt.Tooltip("what:N")],
+    ).add_params(_zoom("zoom_deletions")).properties(
+        width=WIDTH, height=alt.Step(30),
+        title="Offset and group deletions (tombstones: deletion and expiry look alike in the records)")
+
+
+def _lanes_ordered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    order = {lane: i for i, lane in enumerate(sorted({(r["rank"], r["topic"], r["partition"], r["lane"])
+                                                      for r in rows}))}
+    return [{**r, "lane_order": order[(r["rank"], r["topic"], r["partition"], r["lane"])]} for r in rows]
+
+
+@functools.cache
+def _charts() -> str:
+    """Every chart's spec without its rows, as JSON: built and validated by altair once per process.
+
+    altair validates and deep-copies specs as it combines them (seconds, whatever the data); the charts do
+    not depend on the warehouse, only the rows and the picker's options do, and those are filled in by
+    ``dashboard_spec``.
+    """
+    pick = alt.param(name=PICK, value="", bind=alt.binding_select(options=[""], name="group ", element="#picker"))
+    search = alt.param(name=SEARCH, value="", bind=alt.binding(
+        input="search", placeholder="part of a group name", name="search ", element="#picker"))
+    chart = alt.vconcat(
+        rebalance_chart(),
+        ownership_chart(),
+        alt.vconcat(
+            lag_chart("lag", "lag, messages", "lag_messages"),
+            lag_chart("seconds_interpolated", "lag, s: interpolated", "lag_seconds_interpolated"),
+            lag_chart("seconds_message_timestamp", "lag, s: message timestamp", "lag_seconds_message_timestamp"),
+            title=alt.TitleParams(
+                "Lag per partition at each end-offset snapshot, coloured by Burrow status",
+                subtitle="in messages, and in seconds by both estimators of gold.consumer_lag: interpolated "
+                         "between snapshots, and from the timestamp of the message at the committed offset")),
+        commit_rate_chart(),
+        deletion_chart(),
+        spacing=36,
+    ).add_params(pick, search).resolve_scale(color="independent", shape="independent", opacity="independent")
+    spec = chart.to_dict()
+    spec.pop("$schema", None)  # a URL nobody fetches; vega-embed is told the mode instead
+    spec["config"] = {**spec.get("config", {}), "legend": {"orient": "right", "labelLimit": 220},
+                      "title": {"anchor": "start", "fontSize": 13, "limit": WIDTH + 200}}
+    return json.dumps(spec)
+
+
+def dashboard_spec(data: DashboardData) -> dict[str, Any]:
+    """The Vega-Lite spec of the page (pure): the charts, their rows inline, the picker's options worst first."""
+    spec = json.loads(_charts())
+    groups = data.charted_groups
+    (pick,) = (p for p in spec["params"] if p["name"] == PICK)
+    pick["bind"]["options"] = [""] + [g["group"] for g in groups]
+    pick["bind"]["labels"] = [f"(the worst groups: {len(groups)} charted)"] + [
+        f"{g['rank']}. {g['group']} ({g['burrow_status'] or 'no lag data'}, {g['rebalances']} rebalances)"
+        for g in groups]
+    spec["datasets"] = {"rebalances": data.rebalances, "ownership": _lanes_ordered(data.ownership), "lag": data.lag,
+                        "commit_rate": data.commit_rate, "deletions": data.deletions}
+    return spec
+
 
 _CSS = """
 :root { --fg: #1f2933; --muted: #61707d; --line: #d9e0e6; --bg: #f7f9fb; }
@@ -21,266 +247,54 @@ body { font: 14px/1.4 -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-
        background: var(--bg); margin: 0; padding: 24px 32px; }
 h1 { font-size: 22px; margin: 0 0 4px; }
 h2 { font-size: 16px; margin: 0 0 8px; }
-.meta { color: var(--muted); margin-bottom: 20px; }
+.meta { color: var(--muted); margin-bottom: 16px; }
 section { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 16px; margin-bottom: 20px; }
-section p.note { color: var(--muted); margin: 0 0 8px; font-size: 12px; }
-svg.chart { width: 100%; height: auto; display: block; }
-svg text { font-size: 11px; fill: var(--fg); }
-svg .axis line, svg .axis path { stroke: #9aa5b1; }
-svg .axis .grid { stroke: #edf0f3; }
-svg .lane { stroke: #e4e8ec; }
-svg .muted { fill: var(--muted); }
-svg .line { fill: none; stroke-width: 2; }
-svg .mark.storm { stroke: #b91c1c; stroke-width: 2; }
-svg .mark.open { opacity: 0.75; }
+p.note { color: var(--muted); margin: 0 0 8px; font-size: 12px; }
+#picker { position: sticky; top: 0; z-index: 2; background: #fff; border: 1px solid var(--line); border-radius: 6px;
+          padding: 10px 16px; margin-bottom: 16px; display: flex; gap: 24px; align-items: center; }
+#picker .vega-bind-name { font-weight: 600; margin-right: 4px; }
+#picker select { max-width: 560px; } #picker input[type=search] { width: 260px; }
 table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); white-space: nowrap; }
+th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); white-space: nowrap; }
 th { font-weight: 600; color: var(--muted); font-size: 12px; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; color: #fff; }
 .badge.OK { background: #2f855a; } .badge.WARN { background: #b7791f; } .badge.ERR { background: #c53030; }
 .badge.NOTFOUND, .badge.none { background: #718096; }
-.legend { display: flex; flex-wrap: wrap; gap: 6px 16px; margin-top: 8px; font-size: 12px; }
-.legend span::before { content: ""; display: inline-block; width: 10px; height: 10px; margin-right: 5px;
-                       background: var(--swatch); border-radius: 2px; vertical-align: -1px; }
 .empty { color: var(--muted); font-style: italic; }
 #errors { color: #c53030; font-weight: 600; }
 """
 
-_SCRIPT = r"""
+_GLUE = r"""
 (function () {
   'use strict';
-  var NS = 'http://www.w3.org/2000/svg';
-  var DATA = JSON.parse(document.getElementById('dashboard-data').textContent);
-  var PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7',
-                 '#9c755f', '#86bcb6', '#d37295', '#8cd17d', '#499894', '#fabfd2', '#79706e', '#d4a6c8'];
-  var WIDTH = 1200;
-
-  function el(tag, attrs, parent, text) {
-    var node = document.createElementNS(NS, tag);
-    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
-    if (text !== undefined && text !== null) node.textContent = text;
-    if (parent) parent.appendChild(node);
-    return node;
-  }
-  function tip(node, text) { el('title', {}, node, text); }
-  function num(v) { return v === null || v === undefined ? '–' : Number(v).toLocaleString('en-US'); }
-  // Lag in seconds by one estimator: partitions it cannot age are lagging all the same, so never "0 s"
-  // for them ("≥" the partitions it could age, or "unknown" when it could age none).
-  function lagSeconds(seconds, unknown) {
-    if (unknown > 0) return seconds === null || seconds === 0 ? 'unknown (' + unknown + ' lagging)'
-                                                               : '≥ ' + seconds.toFixed(1) + ' s';
-    return seconds === null || seconds === undefined ? '–' : seconds.toFixed(1) + ' s';
-  }
-  function fullTime(ms) {
-    return ms === null ? '–' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
-  }
-  function shortTime(ms, span) {
-    var iso = new Date(ms).toISOString();
-    return span > 2 * 86400000 ? iso.slice(5, 16).replace('T', ' ') : iso.slice(11, 19);
-  }
-  function scale(d0, d1, r0, r1) {
-    var span = (d1 - d0) || 1;
-    return function (v) { return r0 + (v - d0) / span * (r1 - r0); };
-  }
-  function niceStep(raw) {
-    var unit = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1))));
-    var factors = [1, 2, 5, 10];
-    for (var i = 0; i < factors.length; i++) { if (raw <= factors[i] * unit) return factors[i] * unit; }
-    return 10 * unit;
-  }
-  function padded(lo, hi) {
-    var pad = Math.max((hi - lo) * 0.04, 1000);
-    return [lo - pad, hi + pad];
-  }
-  function colorOf(keys) {
-    var map = {};
-    keys.forEach(function (k, i) { map[k] = PALETTE[i % PALETTE.length]; });
-    return function (k) { return map[k] || '#999'; };
-  }
-  function timeAxis(svg, x, d0, d1, y, top) {
-    var g = el('g', {'class': 'axis'}, svg);
-    el('line', {x1: x(d0), x2: x(d1), y1: y, y2: y}, g);
-    for (var i = 0; i <= 6; i++) {
-      var t = d0 + (d1 - d0) * i / 6, px = x(t);
-      el('line', {'class': 'grid', x1: px, x2: px, y1: top, y2: y}, g);
-      el('line', {x1: px, x2: px, y1: y, y2: y + 4}, g);
-      el('text', {x: px, y: y + 16, 'text-anchor': 'middle', 'class': 'muted'}, g, shortTime(t, d1 - d0));
-    }
-  }
-  function empty(svg, text) {
-    svg.setAttribute('viewBox', '0 0 ' + WIDTH + ' 40');
-    el('text', {x: 8, y: 24, 'class': 'muted'}, svg, text);
-    svg.setAttribute('data-marks', '0');
-  }
-  function legend(container, keys, color) {
-    container.innerHTML = '';
-    keys.forEach(function (k) {
-      var span = document.createElement('span');
-      span.textContent = k;
-      span.style.setProperty('--swatch', color(k));
-      container.appendChild(span);
+  var spec = JSON.parse(document.getElementById('dashboard-spec').textContent);
+  var rows = Array.prototype.slice.call(document.querySelectorAll('#status tr.status-row'));
+  var limit = Number(document.getElementById('status').getAttribute('data-limit'));
+  // The status table follows the picker and the search like the charts do.
+  function follow(pick, search) {
+    var shown = 0, needle = (search || '').toLowerCase();
+    rows.forEach(function (tr) {
+      var group = tr.getAttribute('data-group');
+      var keep = pick ? group === pick : (!needle || group.toLowerCase().indexOf(needle) >= 0) && shown < limit;
+      tr.hidden = !keep;
+      if (keep) shown += 1;
     });
+    document.getElementById('status-shown').textContent = String(shown);
   }
-
-  var groupNames = [];
-  DATA.status.forEach(function (s) { groupNames.push(s.group); });
-  DATA.rebalances.forEach(function (p) { groupNames.push(p.group); });
-  DATA.lag.forEach(function (s) { groupNames.push(s.group); });
-  groupNames = Array.from(new Set(groupNames)).sort();
-  var groupColor = colorOf(groupNames);
-
-  function renderRebalances(svg) {
-    var points = DATA.rebalances;
-    if (!points.length) { empty(svg, 'No rebalances recorded.'); return; }
-    var groups = Array.from(new Set(points.map(function (p) { return p.group; }))).sort();
-    var left = 230, right = 20, top = 10, lane = 30;
-    var height = top + groups.length * lane + 30;
-    svg.setAttribute('viewBox', '0 0 ' + WIDTH + ' ' + height);
-    var ts = points.map(function (p) { return p.t; });
-    var dom = padded(Math.min.apply(null, ts), Math.max.apply(null, ts));
-    var x = scale(dom[0], dom[1], left, WIDTH - right);
-    timeAxis(svg, x, dom[0], dom[1], top + groups.length * lane, top);
-    groups.forEach(function (g, i) {
-      var cy = top + i * lane + lane / 2;
-      el('line', {'class': 'lane', x1: left, x2: WIDTH - right, y1: cy, y2: cy}, svg);
-      el('text', {x: left - 8, y: cy + 4, 'text-anchor': 'end'}, svg, g);
-      var mine = points.filter(function (p) { return p.group === g; });
-      el('text', {x: 8, y: cy + 4, 'class': 'muted'}, svg, mine.length + ' rebalance' + (mine.length === 1 ? '' : 's'));
-      mine.forEach(function (p) {
-        var c = el('circle', {'class': 'mark rebalance' + (p.storm ? ' storm' : ''), cx: x(p.t), cy: cy, r: 6,
-                             fill: groupColor(g), 'fill-opacity': 0.85}, svg);
-        tip(c, g + ': generation ' + p.from_generation + ' → ' + p.to_generation + ' at ' + fullTime(p.t) +
-               '\nlikely cause: ' + (p.cause || 'unknown') + (p.storm ? ' (storm)' : '') +
-               '\nmembers ' + p.members_before + ' → ' + p.members_after + ', partitions moved ' +
-               num(p.partitions_moved) +
-               (p.stopped_ms_upper_bound == null ? '' : '\nmembers stopped at least ' + num(p.stopped_ms_lower_bound) +
-                ' ms, at most ' + num(p.stopped_ms_upper_bound) + ' ms (bounds from the records)'));
-      });
-    });
-    svg.setAttribute('data-marks', String(points.length));
-  }
-
-  function renderLag(svg, legendBox) {
-    var series = DATA.lag;
-    var all = [];
-    series.forEach(function (s) { s.points.forEach(function (p) { all.push(p); }); });
-    if (!all.length) { empty(svg, 'No lag snapshots: run snapshot-end-offsets and lag.'); return; }
-    var left = 80, right = 20, top = 28, height = 330, bottom = height - 30;
-    svg.setAttribute('viewBox', '0 0 ' + WIDTH + ' ' + height);
-    var ts = all.map(function (p) { return p.t; });
-    var dom = padded(Math.min.apply(null, ts), Math.max.apply(null, ts));
-    var x = scale(dom[0], dom[1], left, WIDTH - right);
-    var maxLag = Math.max(1, Math.max.apply(null, all.map(function (p) { return p.lag || 0; })));
-    var step = niceStep(maxLag / 5), ticks = Math.ceil(maxLag / step);
-    var y = scale(0, step * ticks, bottom, top);
-    timeAxis(svg, x, dom[0], dom[1], bottom, top);
-    var axis = el('g', {'class': 'axis'}, svg);
-    el('line', {x1: left, x2: left, y1: top, y2: bottom}, axis);
-    for (var i = 0; i <= ticks; i++) {
-      var v = step * i, py = y(v);
-      el('line', {'class': 'grid', x1: left, x2: WIDTH - right, y1: py, y2: py}, axis);
-      el('text', {x: left - 6, y: py + 4, 'text-anchor': 'end', 'class': 'muted'}, axis, num(v));
-    }
-    el('text', {x: left, y: 12, 'class': 'muted'}, svg, 'lag (messages)');
-    var marks = 0;
-    series.forEach(function (s) {
-      var color = groupColor(s.group);
-      var pts = s.points.filter(function (p) { return p.lag !== null; });
-      if (pts.length > 1) {
-        el('polyline', {'class': 'line', stroke: color,
-                        points: pts.map(function (p) { return x(p.t) + ',' + y(p.lag); }).join(' ')}, svg);
-      }
-      pts.forEach(function (p) {
-        var c = el('circle', {'class': 'mark lag-point', cx: x(p.t), cy: y(p.lag), r: 4, fill: color}, svg);
-        tip(c, s.group + ' at ' + fullTime(p.t) + ': lag ' + num(p.lag) + ' (' + p.status + ')');
-        marks += 1;
-      });
-    });
-    svg.setAttribute('data-marks', String(marks));
-    legend(legendBox, series.map(function (s) { return s.group; }), groupColor);
-  }
-
-  function renderOwnership(svg, legendBox) {
-    var lanes = DATA.ownership;
-    if (!lanes.length) { empty(svg, 'No partition assignments recorded.'); return; }
-    var left = 300, right = 20, top = 10, lane = 18;
-    var height = top + lanes.length * lane + 30;
-    svg.setAttribute('viewBox', '0 0 ' + WIDTH + ' ' + height);
-    var froms = [], tos = [], clients = [];
-    lanes.forEach(function (l) {
-      l.bars.forEach(function (b) { froms.push(b.from); tos.push(b.to); clients.push(b.client); });
-    });
-    var dom = padded(Math.min.apply(null, froms), Math.max.apply(null, tos));
-    var x = scale(dom[0], dom[1], left, WIDTH - right);
-    clients = Array.from(new Set(clients)).sort();
-    var clientColor = colorOf(clients);
-    timeAxis(svg, x, dom[0], dom[1], top + lanes.length * lane, top);
-    var marks = 0;
-    lanes.forEach(function (l, i) {
-      var y0 = top + i * lane;
-      el('text', {x: left - 8, y: y0 + lane / 2 + 4, 'text-anchor': 'end'}, svg,
-         l.group + '  ' + l.topic + '-' + l.partition);
-      l.bars.forEach(function (b) {
-        var x0 = x(b.from), w = Math.max(x(b.to) - x0 - 1, 2);
-        var r = el('rect', {'class': 'mark ownership' + (b.open ? ' open' : ''), x: x0, y: y0 + 2, width: w,
-                            height: lane - 4, rx: 2, fill: clientColor(b.client)}, svg);
-        tip(r, l.topic + '-' + l.partition + ' owned by ' + b.client + ' (generation ' + b.generation + ')\n' +
-               fullTime(b.from) + ' → ' + (b.open ? 'now' : fullTime(b.to)) + '\nmember ' + b.member);
-        marks += 1;
-      });
-    });
-    svg.setAttribute('data-marks', String(marks));
-    legend(legendBox, clients, clientColor);
-  }
-
-  function renderStatus(table) {
-    var body = table.querySelector('tbody');
-    if (!DATA.status.length) {
-      var tr = document.createElement('tr');
-      tr.innerHTML = '<td colspan="9" class="empty">No groups in the warehouse.</td>';
-      body.appendChild(tr);
-      return;
-    }
-    DATA.status.forEach(function (s) {
-      var tr = document.createElement('tr');
-      tr.className = 'status-row';
-      function cell(text, cls) {
-        var td = document.createElement('td');
-        td.textContent = text;
-        if (cls) td.className = cls;
-        tr.appendChild(td);
-        return td;
-      }
-      cell(s.group);
-      var badge = document.createElement('span');
-      badge.className = 'badge ' + (s.burrow_status || 'none');
-      badge.textContent = s.burrow_status || 'no lag data';
-      cell('').appendChild(badge);
-      cell(s.state || '–');
-      cell(s.members === null ? '–' : String(s.members), 'num');
-      cell(num(s.total_lag), 'num');
-      cell(lagSeconds(s.max_lag_seconds_interpolated, s.lag_seconds_unknown_interpolated), 'num');
-      cell(lagSeconds(s.max_lag_seconds_message_timestamp, s.lag_seconds_unknown_message_timestamp), 'num');
-      cell(String(s.partitions_not_ok), 'num');
-      cell(fullTime(s.last_commit));
-      cell(fullTime(s.snapshot));
-      body.appendChild(tr);
-    });
-    table.setAttribute('data-rows', String(DATA.status.length));
-  }
-
-  try {
-    renderStatus(document.getElementById('status'));
-    renderRebalances(document.getElementById('rebalances'));
-    renderLag(document.getElementById('lag'), document.getElementById('lag-legend'));
-    renderOwnership(document.getElementById('ownership'), document.getElementById('ownership-legend'));
+  vegaEmbed('#vis', spec, {mode: 'vega-lite', actions: false, renderer: 'svg'}).then(function (result) {
+    var view = result.view;
+    window.offsetlakeView = view;
+    function update() { follow(view.signal('group_pick'), view.signal('group_search')); }
+    view.addSignalListener('group_pick', update);
+    view.addSignalListener('group_search', update);
+    update();
     document.body.setAttribute('data-rendered', 'true');
-  } catch (err) {
+  }).catch(function (err) {
     document.getElementById('errors').textContent = 'The dashboard failed to draw: ' + err;
     document.body.setAttribute('data-rendered', 'error');
-    throw err;
-  }
+    console.error(err);
+  });
 })();
 """
 
@@ -296,61 +310,107 @@ _PAGE = """<!DOCTYPE html>
 <h1>offsetlake: consumer groups</h1>
 <div class="meta">{meta}</div>
 <div id="errors"></div>
+<div id="picker"></div>
+<p class="note">{picker_note}</p>
 <section>
-<h2>Consumer status now</h2>
+<h2>Consumer status now, worst first</h2>
 <p class="note">Burrow status and lag at each group's newest end-offset snapshot; state and members from the
-group records (– where the records say nothing about the group).</p>
-<table id="status"><thead><tr><th>group</th><th>status</th><th>state</th><th>members</th><th>lag</th>
+group records (– where the records say nothing about the group). Showing <span id="status-shown">{shown}</span>
+of {total} groups.</p>
+<table id="status" data-limit="{limit}"><thead><tr><th>#</th><th>group</th><th>status</th><th>state</th>
+<th>members</th><th>rebalances</th><th>lag</th>
 <th title="seconds since the high watermark reached the oldest unread offset, interpolated between
 end-offset snapshots">max lag, s (interpolated)</th>
 <th title="seconds since the timestamp of the message at the committed offset">max lag, s (message time)</th>
 <th>partitions not OK</th><th>last commit</th><th>snapshot</th></tr></thead>
-<tbody></tbody></table>
+<tbody>{rows}</tbody></table>
 </section>
-<section>
-<h2>Rebalances over time</h2>
-<p class="note">One dot per completed rebalance (when the group was Stable again); red ring: rebalance storm.
-Hover for the generations, the likely cause and the bounds on how long members stopped.</p>
-<svg class="chart" id="rebalances" data-chart="rebalances" xmlns="http://www.w3.org/2000/svg"></svg>
-</section>
-<section>
-<h2>Lag per group over time</h2>
-<p class="note">Total lag in messages at each end-offset snapshot.</p>
-<svg class="chart" id="lag" data-chart="lag" xmlns="http://www.w3.org/2000/svg"></svg>
-<div class="legend" id="lag-legend"></div>
-</section>
-<section>
-<h2>Partition ownership</h2>
-<p class="note">{ownership_note}</p>
-<svg class="chart" id="ownership" data-chart="ownership" xmlns="http://www.w3.org/2000/svg"></svg>
-<div class="legend" id="ownership-legend"></div>
-</section>
-<script type="application/json" id="dashboard-data">{data}</script>
-<script>{script}</script>
+<section><div id="vis"></div></section>
+<p class="note">{notice}</p>
+<script type="application/json" id="dashboard-spec">{spec}</script>
+<script>/*! {notice} */
+{bundle}</script>
+<script>{glue}</script>
 </body>
 </html>
 """
 
 
-def _when(ms: int) -> str:
-    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+def _lag_seconds(seconds: float | None, unknown: int) -> str:
+    """Partitions an estimator cannot age are lagging all the same: never "0 s" for them."""
+    if unknown > 0:
+        return f"unknown ({unknown} lagging)" if not seconds else f"≥ {seconds:.1f} s"
+    return "–" if seconds is None else f"{seconds:.1f} s"
 
 
-def render_html(data: DashboardData, filters_text: str = "") -> str:
-    """The page for ``data`` (pure)."""
-    meta = [f"generated {_when(data.generated_at)}", f"warehouse {data.warehouse}"]
+def _status_rows(data: DashboardData) -> str:
+    if not data.groups:
+        return '<tr><td colspan="12" class="empty">No groups in the warehouse.</td></tr>'
+    out = []
+    for g in data.groups:
+        cells = [
+            (str(g["rank"]), "num"), (g["group"], ""), None, (g.get("state") or "–", ""),
+            ("–" if g.get("members") is None else str(g["members"]), "num"),
+            (f"{g['rebalances']}" + (f" ({g['static_restarts']} static restarts)" if g["static_restarts"] else ""),
+             "num"),
+            ("–" if g.get("total_lag") is None else f"{g['total_lag']:,}", "num"),
+            (_lag_seconds(g.get("max_lag_seconds_interpolated"), g.get("lag_seconds_unknown_interpolated") or 0),
+             "num"),
+            (_lag_seconds(g.get("max_lag_seconds_message_timestamp"),
+                          g.get("lag_seconds_unknown_message_timestamp") or 0), "num"),
+            (str(g.get("partitions_not_ok", "–")), "num"), (when(g.get("last_commit")), ""),
+            (when(g.get("snapshot")), ""),
+        ]
+        status = g.get("burrow_status")
+        tds = []
+        for cell in cells:
+            if cell is None:
+                tds.append(f'<td><span class="badge {html.escape(status or "none")}">'
+                           f'{html.escape(status or "no lag data")}</span></td>')
+            else:
+                text, cls = cell
+                tds.append(f'<td class="{cls}">{html.escape(text)}</td>' if cls else f"<td>{html.escape(text)}</td>")
+        hidden = "" if g["rank"] <= TABLE_ROWS else " hidden"
+        out.append(f'<tr class="status-row" data-group="{html.escape(g["group"])}"{hidden}>{"".join(tds)}</tr>')
+    return "\n".join(out)
+
+
+def _json_in_script(value: Any) -> str:
+    """JSON that cannot end the <script> element it is inlined in ("<\\/" is "</" to a JSON parser)."""
+    return json.dumps(value, separators=(",", ":")).replace("</", "<\\/").replace("<!--", "<\\u0021--")
+
+
+def _code_in_script(code: str) -> str:
+    """The bundle as it is: rewriting "</" in code could break a regular expression (``/</g``), so refuse."""
+    lowered = code.lower()
+    if "</script" in lowered or "<!--" in lowered:
+        raise ValueError("the Vega bundle contains '</script' or '<!--' and cannot be inlined as it is")
+    return code
+
+
+def render_html(data: DashboardData, filters_text: str = "", bundle: VegaBundle | None = None) -> str:
+    """The page for ``data``: pure but for the Vega bundle, built once per process (``dashboard/vega.py``)."""
+    bundle = bundle or vega_bundle()
+    meta = [f"generated {when(data.generated_at)}", f"warehouse {data.warehouse}"]
+    if data.data_end is not None:
+        meta.append(f"records from {when(data.data_start)} to {when(data.data_end)}")
     if data.clusters:
         meta.append("cluster" + ("s " if len(data.clusters) > 1 else " ") + ", ".join(data.clusters))
     if filters_text:
         meta.append(filters_text)
     if data.missing_tables:
         meta.append("not yet in the warehouse: " + ", ".join(data.missing_tables))
-    note = ("Who owned each partition, generation by generation (one colour per client id); an interval ends "
-            "at the next record without it, an upper bound. Hover for details.")
-    if data.ownership_lanes_total > len(data.ownership):
-        note += (f" Showing {len(data.ownership)} of {data.ownership_lanes_total} partitions: narrow with "
-                 "--group.")
-    # "</" inside the JSON would end the <script> element early.
-    payload = json.dumps(data.as_json_dict(), separators=(",", ":")).replace("</", "<\\/")
-    return _PAGE.format(css=_CSS, meta=html.escape(" · ".join(meta)), ownership_note=html.escape(note),
-                        data=payload, script=_SCRIPT)
+    charted = len(data.charted_groups)
+    picker_note = (f"Pick a group, or type part of a name: every chart and the status table follow. Without a pick "
+                   f"each chart shows the worst groups matching the search ({TOP_LANES} in the rebalance and "
+                   f"deletion charts, {TOP_TIMELINES} in the ownership timeline, {TOP_LAG} in lag and commits). "
+                   "Scroll over a chart to zoom its time axis, drag to pan, double-click to reset. Hover a mark "
+                   "for details.")
+    if charted < data.groups_total:
+        picker_note += (f" The charts hold the {charted} worst of {data.groups_total} groups; "
+                        "narrow with --group to chart the others.")
+    return _PAGE.format(
+        css=_CSS, meta=html.escape(" · ".join(meta)), picker_note=html.escape(picker_note),
+        shown=min(TABLE_ROWS, data.groups_total), total=data.groups_total, limit=TABLE_ROWS,
+        rows=_status_rows(data), notice=html.escape(bundle.notice), spec=_json_in_script(dashboard_spec(data)),
+        bundle=_code_in_script(bundle.script), glue=_GLUE)

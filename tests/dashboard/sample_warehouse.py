@@ -18,7 +18,13 @@ ingest of ``__consumer_offsets``, the gold refresh, end-offset snapshots and the
   is still a member when the warehouse is read (Stable, generation 1; one rebalance, 0 -> 1);
 * ``gamma`` (KIP-848, ``group.protocol=consumer``): one member reads all 300, commits 75 per partition,
   leaves;
-* snapshot s3 (ends 75); second ingest, gold refresh and lag refresh; then b1 closes (not ingested).
+* ``sigma`` (classic, range, static membership): member s1 (``group.instance.id`` set, 6 s session timeout)
+  reads all 300 and commits, closes (a static member sends no LeaveGroup, KIP-345) and comes back with the
+  same instance id within its session timeout: one rebalance (0 -> 1, s1 joined) and one static member
+  restart (a new member id, the same generation); the returned member stays until after the ingest;
+* ``omega`` (classic, range): member o1 reads all 300, commits 75 per partition, leaves, and the group is
+  deleted (AdminClient DeleteGroups): its 4 offsets and the group are tombstoned;
+* snapshot s3 (ends 75); second ingest, gold refresh and lag refresh; then b1 and s1 close (not ingested).
 
 Lag (latest_offset - committed): alpha 0 at s1, 25 per partition (100) at s2 and s3; beta and gamma
 have committed only after s2, so they have rows at s3 only, with lag 0.
@@ -47,6 +53,9 @@ class SampleWarehouse:
     alpha: str
     beta: str
     gamma: str
+    sigma: str
+    omega: str
+    static_instance: str
     a1_client: str
     a2_client: str
     b1_client: str
@@ -74,7 +83,7 @@ def _now() -> dt.datetime:
 
 
 def _consumer(client: dict[str, str], group: str, client_id: str, assignor: str = "range",
-              protocol: str = "classic") -> Any:
+              protocol: str = "classic", instance: str | None = None) -> Any:
     from confluent_kafka import Consumer
 
     conf: dict[str, object] = {**client, "group.id": group, "client.id": client_id,
@@ -84,6 +93,8 @@ def _consumer(client: dict[str, str], group: str, client_id: str, assignor: str 
         # A long max.poll.interval.ms: beta's member must stay in the group while the ingest runs.
         conf.update({"partition.assignment.strategy": assignor, "session.timeout.ms": 6000,
                      "heartbeat.interval.ms": 500, "max.poll.interval.ms": 900_000})
+    if instance is not None:
+        conf["group.instance.id"] = instance
     return Consumer(conf)
 
 
@@ -129,7 +140,7 @@ def _gold_versions(spark: Any, settings: Settings) -> dict[str, int]:
 
 
 def _build(spark: Any, kafka_broker: Any, base_settings: Settings, root: Path) -> SampleWarehouse:
-    from broker.workload import create_topic, produce_messages
+    from broker.workload import create_topic, delete_group, produce_messages
     from pipelines.end_offsets import snapshot_end_offsets
     from pipelines.gold.consumer_lag import refresh_consumer_lag
     from pipelines.gold.refresh import refresh_gold
@@ -140,7 +151,9 @@ def _build(spark: Any, kafka_broker: Any, base_settings: Settings, root: Path) -
     settings = from_now_on(settings)  # ingest this module's traffic, not every earlier test's
     client = settings.kafka.librdkafka_config()
     suffix = uuid.uuid4().hex[:6]
-    topic, alpha, beta, gamma = (f"{name}-{suffix}" for name in ("dash", "alpha", "beta", "gamma"))
+    topic, alpha, beta, gamma, sigma, omega = (f"{name}-{suffix}" for name in
+                                               ("dash", "alpha", "beta", "gamma", "sigma", "omega"))
+    static_instance = f"s-{suffix}"
     a1_client, a2_client, b1_client = f"a1-{suffix}", f"a2-{suffix}", f"b1-{suffix}"
     create_topic(client, topic, PARTITIONS)
     produce_messages(client, topic, 200, PARTITIONS)
@@ -178,6 +191,7 @@ def _build(spark: Any, kafka_broker: Any, base_settings: Settings, root: Path) -
     produce_messages(client, topic, 100, PARTITIONS)
     snapshot_end_offsets(spark, settings, [topic])
     b1 = _consumer(client, beta, b1_client, assignor="roundrobin")
+    s1: Any = None
     try:
         b1.subscribe([topic])
         _read_all_and_commit(b1, topic, 300)
@@ -185,14 +199,29 @@ def _build(spark: Any, kafka_broker: Any, base_settings: Settings, root: Path) -
         g1.subscribe([topic])
         _read_all_and_commit(g1, topic, 300)
         g1.close()
+        first_s1 = _consumer(client, sigma, f"s1-{suffix}", instance=static_instance)
+        first_s1.subscribe([topic])
+        _read_all_and_commit(first_s1, topic, 300)
+        first_s1.close()
+        s1 = _consumer(client, sigma, f"s1-{suffix}", instance=static_instance)
+        s1.subscribe([topic])
+        _poll_until([s1], lambda: len(s1.assignment()) == PARTITIONS, what="sigma's static member back")
+        o1 = _consumer(client, omega, f"o1-{suffix}")
+        o1.subscribe([topic])
+        _read_all_and_commit(o1, topic, 300)
+        o1.close()
+        delete_group(client, omega)
         snapshot_end_offsets(spark, settings, [topic])
         run_ingest(spark, settings, IngestOptions(once=True))
         refresh_gold(spark, settings)
         refresh_consumer_lag(spark, settings)
     finally:
         b1.close()
+        if s1 is not None:
+            s1.close()
     return SampleWarehouse(
-        settings=settings, topic=topic, alpha=alpha, beta=beta, gamma=gamma, a1_client=a1_client,
+        settings=settings, topic=topic, alpha=alpha, beta=beta, gamma=gamma, sigma=sigma, omega=omega,
+        static_instance=static_instance, a1_client=a1_client,
         a2_client=a2_client, b1_client=b1_client, before_a2_joined=before_a2_joined,
         between_generations=between_generations, during_second_generation=during_second_generation,
         after_a2_left=after_a2_left,
