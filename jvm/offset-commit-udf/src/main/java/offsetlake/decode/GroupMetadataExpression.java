@@ -176,16 +176,23 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
         return row(version, false, row(keyRow, valueRow));
     }
 
-    /** A member's ConsumerProtocolSubscription bytes (int16 version, then the struct), or null. */
-    private static InternalRow subscription(byte[] raw, String stickyAssignor) {
+    /** A consumer-protocol blob's buffer past its int16 version, or null without one in 0-3. */
+    private static ByteBuffer pastVersion(byte[] raw) {
         if (raw.length < 2) {
             return null;
         }
         ByteBuffer buffer = ByteBuffer.wrap(raw);
         short version = buffer.getShort();
-        if (version < 0 || version > HIGHEST_CONSUMER_PROTOCOL_VERSION) {
+        return version < 0 || version > HIGHEST_CONSUMER_PROTOCOL_VERSION ? null : buffer;
+    }
+
+    /** A member's ConsumerProtocolSubscription bytes (int16 version, then the struct), or null. */
+    private static InternalRow subscription(byte[] raw, String stickyAssignor) {
+        ByteBuffer buffer = pastVersion(raw);
+        if (buffer == null) {
             return null;
         }
+        short version = buffer.getShort(0);
         ConsumerProtocolSubscription s = new ConsumerProtocolSubscription(new ByteBufferAccessor(buffer), version);
         // Non-flexible in every version: read whole with valid strings = written back identically.
         List<String> strings = new ArrayList<>(s.topics());
@@ -222,14 +229,11 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
 
     /** A member's ConsumerProtocolAssignment bytes, or null. */
     private static InternalRow assignment(byte[] raw) {
-        if (raw.length < 2) {
+        ByteBuffer buffer = pastVersion(raw);
+        if (buffer == null) {
             return null;
         }
-        ByteBuffer buffer = ByteBuffer.wrap(raw);
-        short version = buffer.getShort();
-        if (version < 0 || version > HIGHEST_CONSUMER_PROTOCOL_VERSION) {
-            return null;
-        }
+        short version = buffer.getShort(0);
         ConsumerProtocolAssignment a = new ConsumerProtocolAssignment(new ByteBufferAccessor(buffer), version);
         List<String> topics = new ArrayList<>(a.assignedPartitions().size());
         for (ConsumerProtocolAssignment.TopicPartition tp : a.assignedPartitions()) {
