@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         session_settings,
         start_sql_endpoint,
     )
+    from pipelines.sql_views import error_line
 
     started = time.monotonic()
     settings = settings_from(args)
@@ -90,7 +91,12 @@ def run(args: argparse.Namespace) -> int:
             print("  stop with Ctrl-C or SIGTERM", flush=True)
             _report_gaps(catalog)
             while not stop.wait(refresh or 1.0):
-                changed = endpoint.refresh_catalog() if refresh else None
+                try:
+                    changed = endpoint.refresh_catalog() if refresh else None
+                except Exception as exc:  # noqa: BLE001 - a failed refresh must not take the endpoint down
+                    print(f"serve-sql: registering new tables failed, will retry: {error_line(exc)}",
+                          file=sys.stderr, flush=True)
+                    continue
                 if changed is not None:
                     print(f"serve-sql: catalog registered again: {len(changed.tables)} tables and "
                           f"{len(changed.views)} views", file=sys.stderr, flush=True)
@@ -103,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report_gaps(catalog: CatalogReport) -> None:
-    for name in catalog.missing_tables:
-        print(f"serve-sql: {name} is not in this warehouse yet", file=sys.stderr)
+    if catalog.missing_tables:
+        print(f"serve-sql: not in this warehouse yet: {', '.join(catalog.missing_tables)}", file=sys.stderr)
     for name, reason in catalog.skipped_views.items():
         print(f"serve-sql: view {name} left out: {reason}", file=sys.stderr)
     sys.stderr.flush()
