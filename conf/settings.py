@@ -20,7 +20,7 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -221,6 +221,24 @@ class QualitySettings:
 
 
 @dataclass(frozen=True)
+class SqlEndpointSettings:
+    """Where ``offsetlake serve-sql`` listens and how it keeps its catalog current (pipelines/sql_endpoint.py)."""
+
+    # The address the HiveServer2 (Thrift) port binds to. There is no authentication (any user name
+    # is accepted), so the default is loopback only; put a proxy or an SSH tunnel in front for others.
+    host: str = "127.0.0.1"
+    # HiveServer2's customary port; Spark's own start-thriftserver.sh uses it too.
+    port: int = 10000
+    # Every this many seconds the server looks for tables created since start-up (a first `lag`, a first
+    # `check`) and registers them with the views that needed them; 0 turns it off. Rows appended to a
+    # registered table need no refresh: Delta reads the table's latest version at every query.
+    catalog_refresh_seconds: float = 30.0
+    # Run every dashboards view once before saying "ready", so the first client's query does not pay
+    # for the JVM's cold start (seconds on a small machine).
+    warm_up: bool = True
+
+
+@dataclass(frozen=True)
 class Settings:
     """All of offsetlake's settings. Build with :func:`load_settings`."""
 
@@ -232,6 +250,7 @@ class Settings:
     gold: GoldSettings = field(default_factory=GoldSettings)
     maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
     quality: QualitySettings = field(default_factory=QualitySettings)
+    sql_endpoint: SqlEndpointSettings = field(default_factory=SqlEndpointSettings)
 
     @property
     def warehouse_path(self) -> Path:
@@ -286,7 +305,8 @@ def _read_toml(path: Path) -> list[tuple[str, str, Any]]:
 
 
 _SECTIONS: dict[str, type] = {"spark": SparkSettings, "kafka": KafkaSettings, "lag": LagSettings, "gold": GoldSettings,
-                             "maintenance": MaintenanceSettings, "quality": QualitySettings}
+                             "maintenance": MaintenanceSettings, "quality": QualitySettings,
+                             "sql_endpoint": SqlEndpointSettings}
 
 
 def _build(raw: dict[str, dict[str, tuple[Any, str]]]) -> Settings:
@@ -433,6 +453,7 @@ def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) ->
                           "maintenance.allow_short_retention = true to vacuum files that readers may still need",
                           source("maintenance", "vacuum_retention_hours"))
     _validate_quality(settings.quality, lambda key: source("quality", key))
+    check_sql_endpoint(settings.sql_endpoint, lambda key: source("sql_endpoint", key))
 
 
 def _valid_starting_offsets(text: str) -> bool:
@@ -465,6 +486,20 @@ def _validate_quality(quality: QualitySettings, source: Any) -> None:
         if level not in SEVERITIES:
             raise ConfigError(f"quality.severity.{name}", level, f"one of {', '.join(SEVERITIES)}",
                               source("severity"))
+
+
+def check_sql_endpoint(endpoint: SqlEndpointSettings, source: Callable[[str], str]) -> None:
+    """Raise ConfigError for a bad ``[sql_endpoint]`` value; ``source(key)`` says where it came from
+    (public: ``offsetlake serve-sql --host/--port`` override these after loading)."""
+    if not endpoint.host.strip() or any(c.isspace() or c in "/:" for c in endpoint.host):
+        raise ConfigError("sql_endpoint.host", endpoint.host, "a host name or IP address such as 127.0.0.1",
+                          source("host"))
+    if not 1 <= endpoint.port <= 65535:
+        raise ConfigError("sql_endpoint.port", endpoint.port, "a TCP port from 1 to 65535", source("port"))
+    if endpoint.catalog_refresh_seconds < 0:
+        raise ConfigError("sql_endpoint.catalog_refresh_seconds", endpoint.catalog_refresh_seconds,
+                          "a number of seconds >= 0 (0: never look for new tables)",
+                          source("catalog_refresh_seconds"))
 
 
 def _jaas_quote(text: str) -> str:

@@ -44,6 +44,16 @@ def test_environment_overrides_the_file(tmp_path: Path) -> None:
     assert settings.spark.extra_conf == {"spark.executor.memory": "2g", "spark.foo": "bar"}
 
 
+def test_the_sql_endpoint_listens_on_loopback_port_10000_unless_the_file_or_environment_says_otherwise(
+        tmp_path: Path) -> None:
+    endpoint = load_settings(config_file=None, environ={}).sql_endpoint
+    assert (endpoint.host, endpoint.port, endpoint.catalog_refresh_seconds, endpoint.warm_up) == (
+        "127.0.0.1", 10000, 30.0, True)
+    path = write(tmp_path, '[sql_endpoint]\nport = 10001\nwarm_up = false\n')
+    endpoint = load_settings(path, environ={"OFFSETLAKE_SQL_ENDPOINT__CATALOG_REFRESH_SECONDS": "0"}).sql_endpoint
+    assert (endpoint.port, endpoint.catalog_refresh_seconds, endpoint.warm_up) == (10001, 0.0, False)
+
+
 def test_config_file_can_come_from_the_environment(tmp_path: Path) -> None:
     path = write(tmp_path, 'warehouse = "/data/lake"\n')
     assert load_settings(environ={"OFFSETLAKE_CONFIG": str(path)}).warehouse == "/data/lake"
@@ -65,6 +75,11 @@ def test_config_file_can_come_from_the_environment(tmp_path: Path) -> None:
         ({"OFFSETLAKE_KAFKA__STARTING_OFFSETS": "newest"}, "kafka.starting_offsets", "earliest, latest, or a JSON"),
         ({"OFFSETLAKE_KAFKA__STARTING_OFFSETS": '{"0": -1}'}, "kafka.starting_offsets", "partition -> offset"),
         ({"OFFSETLAKE_KAFKA__STARTING_OFFSETS": '{"p0": 5}'}, "kafka.starting_offsets", "partition -> offset"),
+        ({"OFFSETLAKE_SQL_ENDPOINT__PORT": "70000"}, "sql_endpoint.port", "a TCP port from 1 to 65535"),
+        ({"OFFSETLAKE_SQL_ENDPOINT__PORT": "ten"}, "sql_endpoint.port", "a whole number"),
+        ({"OFFSETLAKE_SQL_ENDPOINT__HOST": "127.0.0.1:10000"}, "sql_endpoint.host", "a host name or IP address"),
+        ({"OFFSETLAKE_SQL_ENDPOINT__CATALOG_REFRESH_SECONDS": "-1"}, "sql_endpoint.catalog_refresh_seconds",
+         "a number of seconds >= 0"),
     ],
 )
 def test_a_bad_setting_names_key_value_source_and_expectation(environ: dict[str, str], key: str,
