@@ -23,8 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "table, worst groups first. A group picker and a search box filter every chart; scroll over a chart "
             "to zoom its time axis. The file is self-contained: Vega, Vega-Lite and vega-embed (from "
             "vl-convert-python) and the data are inline, nothing is fetched from the network, so it opens from "
-            "disk anywhere. Tables are read with delta-rs (no SparkSession, fast); a table delta-rs cannot read "
-            "is read with Spark instead. Run 'offsetlake gold' and 'offsetlake lag' first."
+            "disk anywhere. Tables are read with delta-rs (no SparkSession, fast), and the status table is the "
+            "view dashboards.consumer_status_now answered by delta-rs's embedded SQL engine; a table delta-rs "
+            "cannot read is read with Spark instead. Run 'offsetlake gold' and 'offsetlake lag' first."
         ),
         epilog="Example: offsetlake dashboard --out report.html --group billing --since 2026-11-01",
     )
@@ -71,10 +72,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"dashboard: wrote {report.out} ({data.groups_total} groups, {len(data.rebalances)} rebalances and "
           f"static restarts, {len(data.lag)} lag points, {partitions} partitions; the {len(data.charted_groups)} "
           f"worst groups charted) in "
-          f"{report.seconds:.1f}s; read {len(report.read.engines)} tables with {engines} in "
+          f"{report.seconds:.1f}s; read {len(report.read.engines)} tables and views with {engines} in "
           f"{report.read.seconds:.2f}s", file=sys.stderr)
     for table, reason in report.read.fallbacks.items():
         print(f"dashboard: {table} read with Spark: delta-rs refused it ({reason})", file=sys.stderr)
+    for view, reason in report.read.unavailable_views.items():
+        print(f"dashboard: {view} unavailable, its part of the page is empty: {reason}", file=sys.stderr)
     if data.missing_tables:
         print(f"dashboard: not in the warehouse yet: {', '.join(data.missing_tables)}", file=sys.stderr)
     return 0

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from conf.settings import Settings
-from dashboard.data import COLUMNS, ROW_FILTERS, DashboardData, Filters, build_data
+from dashboard.data import COLUMNS, ROW_FILTERS, VIEWS, DashboardData, Filters, build_data
 from dashboard.read import ReadReport, read_tables
 from dashboard.render import render_html
 
@@ -38,7 +38,7 @@ def build_dashboard(settings: Settings, out: Path, *, groups: Sequence[str] = ()
     started = time.monotonic()
     filters = Filters(groups=tuple(groups), since=since)
     tables, read = read_tables(settings, COLUMNS, engine=engine, spark_factory=spark_factory,
-                               filters=ROW_FILTERS)
+                               filters=ROW_FILTERS, views=VIEWS)
     generated = now if now is not None else int(time.time() * 1000)
     data = build_data(tables, filters, now=generated, warehouse=str(settings.warehouse_path))
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -9,8 +9,9 @@ in the browser, and the charts can show "the N worst groups" without knowing how
 Why the shaping happens here and not in the browser: the questions an operator asks (which groups are
 worst, who owned a partition when, when did nobody own it) need joins across tables (rebalance events,
 assignments, membership), and those are easier to get right, and to unit-test on hand-built rows, in
-Python than in Vega transforms. The SQL views in ``pipelines/sql_views/`` answer the same questions
-for Spark; the page is built without a SparkSession when delta-rs can read the tables.
+Python than in Vega transforms. Where a view of ``pipelines/sql_views/`` answers what the page shows, the
+page takes the view's rows instead of recomputing them: the status table is ``dashboards.consumer_status_now``
+(``STATUS_VIEW``), read by ``dashboard/read.py`` with the embedded engine (no SparkSession) or with Spark.
 
 Scale: the status table lists every group; the charts carry rows for the ``MAX_CHARTED_GROUPS`` worst
 groups only (a page of 10,000 groups' ownership timelines would be hundreds of megabytes and
@@ -47,11 +48,15 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "gold.group_state_history": ("cluster_name", "group", "state", "at", "generation"),
     "gold.group_membership": ("cluster_name", "group", "member_id", "client_id", "group_instance_id",
                               "valid_from", "valid_to"),
-    "gold.committed_offsets": ("cluster_name", "group", "commit_timestamp"),
     "gold.offset_commit_rate": ("cluster_name", "group", "minute", "commit_records", "commit_requests",
                                 "partitions"),
     "silver.offset_commits": ("cluster_name", "group", "topic", "partition", "record_timestamp", "is_tombstone"),
 }
+
+STATUS_VIEW = "dashboards.consumer_status_now"
+VIEWS: tuple[str, ...] = (STATUS_VIEW,)
+"""The views the page reads whole; their rows come in ``build_data``'s ``tables`` under the view's name,
+timestamps as epoch milliseconds like the tables'."""
 
 ROW_FILTERS: dict[str, tuple[str, ...]] = {
     # Only the tombstones (offset deletions and expiries) of silver.offset_commits: the table holds every
@@ -327,78 +332,28 @@ def deletion_points(tombstones: Iterable[Row], states: Iterable[Row], filters: F
     return sorted(points, key=lambda p: (p["group"], p["t"], p["kind"]))
 
 
-def consumer_status(committed: Sequence[Row], states: Sequence[Row], members: Sequence[Row],
-                    lag: Sequence[Row], filters: Filters, multi_cluster: bool = False) -> list[Row]:
-    """One row per group, as the view dashboards.consumer_status_now defines it."""
-    keys: set[tuple[str, str]] = set()
-    state_now: dict[tuple[str, str], Row] = {}
-    for r in states:
-        key = (r["cluster_name"], r["group"])
-        keys.add(key)
-        if key not in state_now or r["at"] > state_now[key]["at"]:
-            state_now[key] = r
-    member_count: dict[tuple[str, str], int] = defaultdict(int)
-    for r in members:
-        if r["valid_to"] is None:
-            member_count[(r["cluster_name"], r["group"])] += 1
-    commits: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for r in committed:
-        key = (r["cluster_name"], r["group"])
-        keys.add(key)
-        commits[key].append(r["commit_timestamp"])
-    newest: dict[tuple[str, str], int] = {}
-    for r in lag:
-        key = (r["cluster_name"], r["group"])
-        keys.add(key)
-        newest[key] = max(newest.get(key, r["snapshot_time"]), r["snapshot_time"])
-    lag_now: dict[tuple[str, str], list[Row]] = defaultdict(list)
-    for r in lag:
-        key = (r["cluster_name"], r["group"])
-        if r["snapshot_time"] == newest[key]:
-            lag_now[key].append(r)
-    rows = []
-    for cluster, group in sorted(keys):
-        key = (cluster, group)
-        if filters.groups and group not in filters.groups:
-            continue
-        state = state_now.get(key)
-        partitions = lag_now.get(key, [])
-        times = [t for t in commits.get(key, []) if t is not None]
-        rows.append({
-            "cluster": cluster, "group": group_label(cluster, group, multi_cluster),
-            "state": state["state"] if state else None,
-            "generation": state["generation"] if state else None,
-            "members": member_count.get(key, 0) if state else (member_count.get(key) or None),
-            "last_commit": max(times) if times else None,
-            # null, not 0, for a group without committed offsets (e.g. deleted), as the view has it
-            "committed_partitions": len(commits[key]) if key in commits else None,
-            "burrow_status": max((p["group_status"] for p in partitions), default=None),
-            "total_lag": max((p["group_lag"] for p in partitions if p["group_lag"] is not None), default=None),
-            "lagging_partitions": sum(1 for p in partitions if (p["lag"] or 0) > 0),
-            **lag_seconds("interpolated", partitions),
-            **lag_seconds("message_timestamp", partitions),
-            "partitions_not_ok": sum(1 for p in partitions
-                                     if p["partition_status"] is not None and p["partition_status"] != "OK"),
-            "snapshot": newest.get(key),
-        })
-    return rows
+def status_rows(view_rows: Iterable[Row], filters: Filters, multi_cluster: bool = False) -> list[Row]:
+    """The status table: one row per group of the view ``dashboards.consumer_status_now``, as it answers.
 
-
-def lag_seconds(estimator: str, partitions: list[Row]) -> dict[str, Any]:
-    """The group's largest lag in seconds by one estimator, and how many lagging partitions it cannot age.
-
-    A partition with positive lag has aged by more than 0 s, whatever an estimator says: interpolation
-    has no estimate when the high watermark passed the committed offset before the first snapshot, and
-    the message-timestamp estimator none without the message (issue 12, item 8: a page showed 0.0 s for a
-    group with lag 20 and status STOP because its only lagging partition had no interpolated estimate
-    and the others, at lag 0, had 0.0). Such partitions are counted in ``lag_seconds_unknown_<estimator>``
-    rather than dropped, so the page can say "at least" or "unknown", never 0 s.
+    Only renamed for the page (``cluster``, ``last_commit``, ``snapshot``; ``group`` labelled with its cluster
+    when there are several) and filtered by ``--group``; every value is the view's, nothing is recomputed.
     """
-    column = f"lag_seconds_{estimator}"
-    lagging = [p for p in partitions if (p["lag"] or 0) > 0]
-    known = [p.get(column) for p in lagging if p.get(column) is not None and p.get(column) > 0]
-    return {f"max_lag_seconds_{estimator}": max(known, default=0.0 if partitions and not lagging else None),
-            f"lag_seconds_unknown_{estimator}": len(lagging) - len(known)}
+    rows = []
+    for r in view_rows:
+        if filters.groups and r["group"] not in filters.groups:
+            continue
+        rows.append({
+            "cluster": r["cluster_name"], "group": group_label(r["cluster_name"], r["group"], multi_cluster),
+            "state": r["state"], "generation": r["generation"], "members": r["members"],
+            "last_commit": r["last_commit_at"], "committed_partitions": r["committed_partitions"],
+            "burrow_status": r["burrow_status"], "total_lag": r["total_lag"],
+            "lagging_partitions": r["lagging_partitions"],
+            **{f"{prefix}_{estimator}": r[f"{prefix}_{estimator}"]
+               for estimator in ("interpolated", "message_timestamp")
+               for prefix in ("max_lag_seconds", "lag_seconds_unknown")},
+            "partitions_not_ok": r["partitions_not_ok"], "snapshot": r["lag_snapshot_time"],
+        })
+    return sorted(rows, key=lambda s: (s["cluster"], s["group"]))
 
 
 def rank_groups(status: Sequence[Row], rebalances: Sequence[Row], deletions: Sequence[Row],
@@ -429,12 +384,12 @@ def rank_groups(status: Sequence[Row], rebalances: Sequence[Row], deletions: Seq
 
 def build_data(tables: dict[str, list[Row]], filters: Filters, *, now: int, warehouse: str,
                max_charted: int = MAX_CHARTED_GROUPS) -> DashboardData:
-    """Everything the page shows, from the rows of ``COLUMNS``' tables (absent tables count as empty)."""
+    """Everything the page shows, from the rows of ``COLUMNS``' tables and ``VIEWS`` (absent ones count as empty)."""
 
     def rows(name: str) -> list[Row]:
         return tables.get(name) or []
 
-    clusters = sorted({r["cluster_name"] for name in COLUMNS for r in rows(name)})
+    clusters = sorted({r["cluster_name"] for name in (*COLUMNS, *VIEWS) for r in rows(name)})
     multi = len(clusters) > 1
     moments = [t for t in (
         *(r["stable_at"] for r in rows("gold.rebalance_events")),
@@ -443,15 +398,14 @@ def build_data(tables: dict[str, list[Row]], filters: Filters, *, now: int, ware
         *(r["at"] for r in rows("gold.group_state_history")),
         *(r["minute"] for r in rows("gold.offset_commit_rate")),
         *(r["record_timestamp"] for r in rows("silver.offset_commits")),
-        *(r["commit_timestamp"] for r in rows("gold.committed_offsets")),
+        *(r["last_commit_at"] for r in rows(STATUS_VIEW)),
     ) if t is not None]
     data_end = max(moments, default=now)
     data_start = min(moments, default=now) if filters.since is None else filters.since
     names = member_names(rows("gold.group_membership"))
     rebalances = rebalance_points(rows("gold.rebalance_events"), filters, names, multi)
     deletions = deletion_points(rows("silver.offset_commits"), rows("gold.group_state_history"), filters, multi)
-    status = consumer_status(rows("gold.committed_offsets"), rows("gold.group_state_history"),
-                             rows("gold.group_membership"), rows("gold.consumer_lag"), filters, multi)
+    status = status_rows(rows(STATUS_VIEW), filters, multi)
     groups = rank_groups(status, rebalances, deletions, max_charted)
     rank = {g["group"]: g["rank"] for g in groups if g["charted"]}
 
@@ -471,5 +425,5 @@ def build_data(tables: dict[str, list[Row]], filters: Filters, *, now: int, ware
         lag=charted(lag_points(of_charted("gold.consumer_lag"), filters, multi)),
         commit_rate=charted(commit_rate_points(of_charted("gold.offset_commit_rate"), filters, multi)),
         deletions=charted(deletions),
-        missing_tables=sorted(name for name in COLUMNS if name not in tables),
+        missing_tables=sorted(name for name in (*COLUMNS, *VIEWS) if name not in tables),
     )

@@ -1,9 +1,15 @@
-"""Read the dashboard's tables as rows: through delta-rs (no JVM), or through Spark when delta-rs cannot.
+"""Read the dashboard's tables and views as rows: through delta-rs (no JVM), or through Spark when delta-rs cannot.
 
 delta-rs (``deltalake``) reads a table in a fraction of a second where a SparkSession takes many
 seconds to start; offsetlake's tables keep default protocol features (no deletion vectors, see
 ``pipelines/spark_session.py``), which its pyarrow path reads. A table delta-rs refuses (a reader
 feature it lacks) is read with Spark instead; the report says which engine read which table.
+
+Where a ``dashboards.*`` view (``pipelines/sql_views/``) answers what the page shows, the page reads the
+view, not the tables it is computed from: with delta-rs's embedded DataFusion engine
+(``pipelines.embedded_sql``, one ``open_catalog`` per page build), or with Spark for ``--engine spark``
+and, under ``auto``, when the embedded engine cannot answer it (a table delta-rs refuses). A view whose
+tables are not in the warehouse yet is left out and reported (``ReadReport.unavailable_views``).
 
 Both readers return ``{column: value}`` dicts with timestamps as epoch milliseconds (UTC), so that
 ``dashboard/data.py`` never sees engine-specific types.
@@ -11,14 +17,18 @@ Both readers return ``{column: value}`` dicts with timestamps as epoch milliseco
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conf.settings import Settings
 from pipelines.delta_tables import table_path
 from schemas.catalog import TABLES
+
+if TYPE_CHECKING:
+    from pipelines.embedded_sql import EmbeddedCatalog
 
 Row = dict[str, Any]
 ENGINES = ("auto", "delta-rs", "spark")
@@ -26,10 +36,12 @@ ENGINES = ("auto", "delta-rs", "spark")
 
 @dataclass
 class ReadReport:
-    """Which engine read each table, how long reading took, and why delta-rs was passed over, if it was."""
+    """Which engine read each table and view, how long reading took, why delta-rs was passed over, if it was,
+    and why a view could not be read at all (``unavailable_views``: a table it reads is not there yet)."""
 
     engines: dict[str, str] = field(default_factory=dict)
     fallbacks: dict[str, str] = field(default_factory=dict)
+    unavailable_views: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
 
 
@@ -67,23 +79,53 @@ def read_with_delta_rs(settings: Settings, name: str, columns: tuple[str, ...],
 def read_with_spark(spark: Any, settings: Settings, name: str, columns: tuple[str, ...],
                     filters: tuple[Filter, ...] = ()) -> list[Row]:
     from pyspark.sql import functions as F
-    from pyspark.sql import types as T
 
     from pipelines.delta_tables import read_table
 
     frame = read_table(spark, settings, TABLES[name])
     for column in filters:
         frame = frame.where(F.col(column))
+    return _collect_with_millis(frame, columns)
+
+
+def _collect_with_millis(frame: Any, columns: tuple[str, ...] | None = None) -> list[Row]:
+    """A DataFrame's rows (``columns``, or all) as dicts, timestamps as epoch milliseconds."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
     types = {f.name: f.dataType for f in frame.schema.fields}
+    columns = tuple(types) if columns is None else columns
     selected = [F.unix_millis(F.col(c)).alias(c) if isinstance(types[c], T.TimestampType) else F.col(c)
                 for c in columns if c in types]
     return [row.asDict(recursive=True) for row in frame.select(*selected).collect()]
 
 
+def _millis(value: Any) -> Any:
+    """A naive UTC ``datetime`` (the embedded engine's timestamps) as epoch milliseconds; others unchanged."""
+    if isinstance(value, dt.datetime):
+        return (value - _EPOCH) // dt.timedelta(milliseconds=1)
+    return value
+
+
+_EPOCH = dt.datetime(1970, 1, 1)
+
+
+def read_view_with_delta_rs(catalog: EmbeddedCatalog, view: str) -> list[Row]:
+    result = catalog.query_view(view)
+    return [{c: _millis(v) for c, v in zip(result.columns, row, strict=True)} for row in result.rows]
+
+
+def read_view_with_spark(spark: Any, view: str) -> list[Row]:
+    """Every row of a view registered in ``spark``'s catalog (``pipelines.sql_views.register_catalog``)."""
+    return _collect_with_millis(spark.table(view))
+
+
 def read_tables(settings: Settings, wanted: dict[str, tuple[str, ...]], engine: str = "auto",
                 spark_factory: Callable[[], Any] | None = None,
-                filters: dict[str, tuple[Filter, ...]] | None = None) -> tuple[dict[str, list[Row]], ReadReport]:
-    """Rows of each wanted table that exists in the warehouse (absent ones are left out of the result).
+                filters: dict[str, tuple[Filter, ...]] | None = None,
+                views: tuple[str, ...] = ()) -> tuple[dict[str, list[Row]], ReadReport]:
+    """Rows of each wanted table that exists in the warehouse (absent ones are left out of the result),
+    and every row of each of ``views`` (``dashboards.<name>``) whose tables exist, under the view's name.
 
     ``filters``: per table, boolean columns whose true rows are the only ones read, pushed down by both
     engines (e.g. only the tombstones of a table of every commit).
@@ -123,5 +165,39 @@ def read_tables(settings: Settings, wanted: dict[str, tuple[str, ...]], engine: 
                 report.fallbacks[name] = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
         tables[name] = read_with_spark(session(), settings, name, columns, (filters or {}).get(name, ()))
         report.engines[name] = "spark"
+    if views:
+        _read_views(settings, views, engine, session, tables, report)
     report.seconds = time.monotonic() - started
     return tables, report
+
+
+def _read_views(settings: Settings, views: tuple[str, ...], engine: str, session: Callable[[], Any],
+                out: dict[str, list[Row]], report: ReadReport) -> None:
+    """Each view's rows into ``out``: embedded engine first (one catalog for all), Spark as for the tables."""
+    from pipelines.embedded_sql import EmbeddedSqlError, open_catalog
+    from pipelines.sql_views import load_views, register_catalog
+
+    reads = {spec.name: spec.reads for spec in load_views()}
+    catalog = open_catalog(settings) if engine in ("auto", "delta-rs") else None
+    spark_catalog = None
+    for view in views:
+        if catalog is not None:
+            absent = [t for t in reads[view] if t in catalog.report.missing_tables]
+            if absent:
+                report.unavailable_views[view] = f"needs {', '.join(absent)}, not in this warehouse yet"
+                continue
+            try:
+                out[view] = read_view_with_delta_rs(catalog, view)
+                report.engines[view] = "delta-rs"
+                continue
+            except EmbeddedSqlError as exc:  # e.g. a table delta-rs refuses: the view is not in its catalog
+                if engine == "delta-rs":
+                    raise
+                report.fallbacks[view] = str(exc)
+        if spark_catalog is None:
+            spark_catalog = register_catalog(session(), settings)
+        if view not in spark_catalog.views:
+            report.unavailable_views[view] = spark_catalog.skipped_views.get(view, "not registered")
+            continue
+        out[view] = read_view_with_spark(session(), view)
+        report.engines[view] = "spark"

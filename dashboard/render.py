@@ -358,7 +358,8 @@ def _status_rows(data: DashboardData) -> str:
              "num"),
             (_lag_seconds(g.get("max_lag_seconds_message_timestamp"),
                           g.get("lag_seconds_unknown_message_timestamp") or 0), "num"),
-            (str(g.get("partitions_not_ok", "–")), "num"), (when(g.get("last_commit")), ""),
+            ("–" if g.get("partitions_not_ok") is None else str(g["partitions_not_ok"]), "num"),
+            (when(g.get("last_commit")), ""),
             (when(g.get("snapshot")), ""),
         ]
         status = g.get("burrow_status")

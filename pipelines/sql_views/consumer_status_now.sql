@@ -2,7 +2,10 @@
 -- Parameters: none. One row per cluster and group found in gold.committed_offsets, gold.group_state_history
 --   or gold.consumer_lag. state, generation and members come from the group records (gold.group_state_history,
 --   gold.group_membership; null for a group they do not describe); lag and burrow_status from its newest lag
---   snapshot; seconds_since_last_commit is measured against the time of the query.
+--   snapshot; seconds_since_last_commit is measured against the time of the query. max_lag_seconds_<estimator>
+--   is the largest positive estimate among the lagging partitions (lag > 0), 0 when none lags, null when
+--   some lag but none has an estimate; lag_seconds_unknown_<estimator> counts the lagging partitions without
+--   one, so a lagging group is never shown as 0 s (issue 12, item 8). The HTML page's status table is this view.
 -- Reads: gold.committed_offsets, gold.group_state_history, gold.group_membership, gold.consumer_lag
 -- Example: SELECT `group`, state, members, burrow_status, total_lag FROM dashboards.consumer_status_now
 --   ORDER BY total_lag DESC NULLS LAST
@@ -31,7 +34,16 @@ newest_lag AS (
 ),
 lag_now AS (
   SELECT cluster_name, `group`, max(snapshot_time) AS lag_snapshot_time, max(group_status) AS burrow_status,
-         max(group_lag) AS total_lag, max(lag_seconds_interpolated) AS max_lag_seconds_interpolated,
+         max(group_lag) AS total_lag,
+         count_if(lag > 0) AS lagging_partitions,
+         coalesce(max(CASE WHEN lag > 0 AND lag_seconds_interpolated > 0 THEN lag_seconds_interpolated END),
+                  CASE WHEN count_if(lag > 0) = 0 THEN CAST(0 AS DOUBLE) END) AS max_lag_seconds_interpolated,
+         count_if(lag > 0 AND (lag_seconds_interpolated IS NULL OR lag_seconds_interpolated <= 0))
+           AS lag_seconds_unknown_interpolated,
+         coalesce(max(CASE WHEN lag > 0 AND lag_seconds_message_timestamp > 0 THEN lag_seconds_message_timestamp END),
+                  CASE WHEN count_if(lag > 0) = 0 THEN CAST(0 AS DOUBLE) END) AS max_lag_seconds_message_timestamp,
+         count_if(lag > 0 AND (lag_seconds_message_timestamp IS NULL OR lag_seconds_message_timestamp <= 0))
+           AS lag_seconds_unknown_message_timestamp,
          count_if(partition_status IN ('STOP', 'STALL')) AS stopped_partitions,
          count_if(partition_status IS NOT NULL AND partition_status <> 'OK') AS partitions_not_ok
   FROM newest_lag
@@ -54,7 +66,11 @@ SELECT
   c.committed_partitions,
   l.burrow_status,
   l.total_lag,
+  l.lagging_partitions,
   l.max_lag_seconds_interpolated,
+  l.lag_seconds_unknown_interpolated,
+  l.max_lag_seconds_message_timestamp,
+  l.lag_seconds_unknown_message_timestamp,
   l.partitions_not_ok,
   l.stopped_partitions,
   l.lag_snapshot_time

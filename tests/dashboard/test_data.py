@@ -4,24 +4,28 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from dashboard.data import (
     COLUMNS,
     OWNED,
     OWNER_STOPPING,
+    STATUS_VIEW,
     UNOWNED,
+    VIEWS,
     Filters,
     build_data,
     commit_rate_points,
-    consumer_status,
     deletion_points,
     lag_points,
     ownership_segments,
     rank_groups,
     rebalance_points,
+    status_rows,
 )
 from dashboard.render import dashboard_spec, render_html
 from dashboard.vega import VegaBundle
+from tests.dashboard.status_view import consumer_status_view
 
 T0 = 1_790_000_000_000
 S = 1000
@@ -166,7 +170,7 @@ def test_the_charts_carry_only_the_worst_groups_rows_each_with_its_rank() -> Non
     assert data.groups_total == 3 and data.data_end == T0 + 3 * S
 
 
-def test_consumer_status_takes_the_latest_state_the_current_members_and_the_newest_snapshot() -> None:
+def test_the_status_view_takes_the_latest_state_the_current_members_and_the_newest_snapshot(tmp_path: Path) -> None:
     committed = [{"cluster_name": "c", "group": g, "commit_timestamp": T0 + n * MIN} for g, n in
                  (("classic", 1), ("classic", 4), ("modern", 2))]
     states = [{"cluster_name": "c", "group": "classic", "state": "Stable", "at": T0, "generation": 1},
@@ -174,7 +178,8 @@ def test_consumer_status_takes_the_latest_state_the_current_members_and_the_newe
     members = [{"cluster_name": "c", "group": "classic", "member_id": "m1", "valid_to": T0 + 5 * MIN}]
     lag = [lag_row("classic", 1, 0, 1, 1), lag_row("classic", 3, 0, 9, 20, status="STOP", group_status="ERR"),
            lag_row("classic", 3, 1, 11, 20, group_status="ERR"), lag_row("modern", 3, 0, 0, 0)]
-    status = {s["group"]: s for s in consumer_status(committed, states, members, lag, Filters())}
+    view = consumer_status_view(tmp_path / "warehouse", committed, states, members, lag)
+    status = {s["group"]: s for s in status_rows(view, Filters())}
     classic, modern = status["classic"], status["modern"]
     assert (classic["state"], classic["generation"], classic["members"], classic["last_commit"],
             classic["committed_partitions"]) == ("Empty", 2, 0, T0 + 4 * MIN, 2)
@@ -184,8 +189,12 @@ def test_consumer_status_takes_the_latest_state_the_current_members_and_the_newe
     assert (modern["max_lag_seconds_interpolated"], modern["lag_seconds_unknown_interpolated"]) == (0.0, 0)
     assert (modern["state"], modern["members"], modern["total_lag"]) == (None, None, 0)
     assert list(status) == ["classic", "modern"]
-    assert [s["group"] for s in consumer_status(committed, states, members, lag, Filters(groups=("modern",)))] == [
-        "modern"]
+    assert [s["group"] for s in status_rows(view, Filters(groups=("modern",)))] == ["modern"]
+    # the page's status table is these rows, renamed and ranked, nothing recomputed
+    data = build_data({STATUS_VIEW: view}, Filters(), now=T0, warehouse="w")
+    assert [{k: g[k] for k in status["classic"]} for g in data.groups if g["group"] == "classic"] == [classic]
+    assert data.missing_tables == sorted(COLUMNS)
+    assert data.data_end == T0 + 4 * MIN  # the newest commit counts, as the view gives it
 
 
 def test_groups_of_several_clusters_are_told_apart_by_cluster() -> None:
@@ -193,7 +202,7 @@ def test_groups_of_several_clusters_are_told_apart_by_cluster() -> None:
     data = build_data(tables, Filters(), now=T0, warehouse="w")
     assert data.clusters == ["eu", "us"]
     assert [p["group"] for p in data.rebalances] == ["eu/g", "us/g"]
-    assert data.missing_tables == sorted(set(COLUMNS) - {"gold.rebalance_events"})
+    assert data.missing_tables == sorted((set(COLUMNS) | set(VIEWS)) - {"gold.rebalance_events"})
 
 
 def test_the_spec_binds_one_group_picker_and_one_search_box_that_every_chart_filters_on() -> None:
@@ -223,18 +232,19 @@ def test_the_page_is_self_contained_and_its_data_cannot_close_the_script_element
     assert params["group_pick"]["bind"]["options"][1] == hostile
 
 
-def test_a_lagging_partition_an_estimator_cannot_age_is_never_shown_as_zero_seconds() -> None:
+def test_a_lagging_partition_an_estimator_cannot_age_is_never_shown_as_zero_seconds(tmp_path: Path) -> None:
     # The group of issue 12 item 8: lag 20 on a STOP partition whose committed offset the high watermark
     # passed before the first snapshot (no interpolated estimate), the other partition caught up.
     stopped = {**lag_row("g", 3, 0, 20, 20, status="STOP", group_status="ERR"), "lag_seconds_interpolated": None,
                "lag_seconds_message_timestamp": 412.5}
     caught_up = {**lag_row("g", 3, 1, 0, 20, group_status="ERR"), "lag_seconds_interpolated": 0.0,
                  "lag_seconds_message_timestamp": 0.0}
-    (status,) = consumer_status([], [], [], [stopped, caught_up], Filters())
+    view = consumer_status_view(tmp_path / "warehouse", lag=[stopped, caught_up])
+    (status,) = status_rows(view, Filters())
     assert (status["max_lag_seconds_interpolated"], status["lag_seconds_unknown_interpolated"]) == (None, 1)
     assert (status["max_lag_seconds_message_timestamp"], status["lag_seconds_unknown_message_timestamp"]) == (
         412.5, 0)
     assert status["lagging_partitions"] == 1
-    page = render_html(build_data({"gold.consumer_lag": [stopped, caught_up]}, Filters(), now=T0, warehouse="w"),
-                       bundle=STUB_BUNDLE)
+    page = render_html(build_data({"gold.consumer_lag": [stopped, caught_up], STATUS_VIEW: view}, Filters(),
+                                  now=T0, warehouse="w"), bundle=STUB_BUNDLE)
     assert "unknown (1 lagging)" in page and "412.5 s" in page
