@@ -26,6 +26,9 @@ from pathlib import Path
 from typing import Any
 
 ENV_PREFIX = "OFFSETLAKE_"
+#: Variables with the prefix that are not settings: the config file's path, and where set-up keeps the
+#: JVM jars (jvm/artifacts.py reads it before any settings exist, e.g. in ``make setup``).
+NOT_SETTINGS = frozenset({ENV_PREFIX + "CONFIG", ENV_PREFIX + "JVM_CACHE"})
 DEFAULT_CONFIG_FILE = "offsetlake.toml"
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -278,7 +281,7 @@ def load_settings(
             raw.setdefault(section, {})[key] = (value, str(path))
 
     for name, value in env.items():
-        if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "CONFIG":
+        if not name.startswith(ENV_PREFIX) or name in NOT_SETTINGS:
             continue
         rest = name[len(ENV_PREFIX):].lower()
         section, _, key = rest.partition("__") if "__" in rest else ("", "", rest)

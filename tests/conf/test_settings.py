@@ -59,6 +59,11 @@ def test_config_file_can_come_from_the_environment(tmp_path: Path) -> None:
     assert load_settings(environ={"OFFSETLAKE_CONFIG": str(path)}).warehouse == "/data/lake"
 
 
+
+def test_the_jvm_cache_variable_of_set_up_is_not_taken_for_an_unknown_setting(tmp_path: Path) -> None:
+    settings = load_settings(environ={"OFFSETLAKE_JVM_CACHE": str(tmp_path / "jars"), "OFFSETLAKE_CLUSTER_NAME": "x"})
+    assert settings.cluster_name == "x"
+
 @pytest.mark.parametrize(
     ("environ", "key", "expected"),
     [
