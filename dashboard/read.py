@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from conf.settings import Settings
-from pipelines.delta_tables import table_path
+from pipelines.delta_tables import table_exists, table_path
 from schemas.catalog import TABLES
 
 if TYPE_CHECKING:
@@ -43,10 +43,6 @@ class ReadReport:
     fallbacks: dict[str, str] = field(default_factory=dict)
     unavailable_views: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
-
-
-def _exists(settings: Settings, name: str) -> bool:
-    return (table_path(settings, TABLES[name]) / "_delta_log").is_dir()
 
 
 Filter = str
@@ -152,7 +148,7 @@ def read_tables(settings: Settings, wanted: dict[str, tuple[str, ...]], engine: 
 
     tables: dict[str, list[Row]] = {}
     for name, columns in wanted.items():
-        if not _exists(settings, name):
+        if not table_exists(settings, TABLES[name]):
             continue
         if engine in ("auto", "delta-rs"):
             try:

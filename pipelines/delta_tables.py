@@ -26,6 +26,11 @@ def table_uri(settings: Settings, spec: TableSpec) -> str:
     return str(table_path(settings, spec))
 
 
+def table_exists(settings: Settings, spec: TableSpec) -> bool:
+    """Whether ``spec``'s Delta table exists in the warehouse (its directory holds a Delta log); no Spark."""
+    return (table_path(settings, spec) / "_delta_log").is_dir()
+
+
 def ensure_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> Path:
     """Create the table (with column comments and partitioning) unless it exists."""
     from delta.tables import DeltaTable

@@ -100,9 +100,9 @@ def sqlalchemy_url(host: str, port: int) -> str:
 
 def tables_on_disk(settings: Settings) -> set[str]:
     """The warehouse's tables that exist as Delta tables now (no Spark: a directory with a Delta log)."""
-    from pipelines.delta_tables import table_path
+    from pipelines.delta_tables import table_exists
 
-    return {name for name, spec in TABLES.items() if (table_path(settings, spec) / "_delta_log").is_dir()}
+    return {name for name, spec in TABLES.items() if table_exists(settings, spec)}
 
 
 def check_warehouse(settings: Settings) -> None:

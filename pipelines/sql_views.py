@@ -124,10 +124,6 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _is_delta_table(path: Path) -> bool:
-    return (path / "_delta_log").is_dir()
-
-
 def _registered_location(spark: SparkSession, name: str) -> str | None:
     """Where the catalog's table ``name`` points, or None when there is no such table."""
     if not spark.catalog.tableExists(name):
@@ -145,7 +141,7 @@ def register_tables(spark: SparkSession, settings: Settings,
     One SparkSession may serve several warehouses in turn (the tests do), so a table already registered
     at another location is re-pointed. Dropping an external table leaves its files alone.
     """
-    from pipelines.delta_tables import table_path
+    from pipelines.delta_tables import table_exists, table_path
 
     registered, missing = [], []
     for layer in sorted({spec.layer for spec in tables.values()}):
@@ -153,7 +149,7 @@ def register_tables(spark: SparkSession, settings: Settings,
     for name, spec in tables.items():
         path = table_path(settings, spec).resolve()
         location = _registered_location(spark, name)
-        if not _is_delta_table(path):
+        if not table_exists(settings, spec):
             if location is not None:
                 spark.sql(f"DROP TABLE IF EXISTS {name}")
             missing.append(name)

@@ -334,7 +334,7 @@ STICKY_V1_USER_DATA = encode_sticky_user_data({"previous_assignment": [{"topic":
 
 def test_group_metadata_kafkas_classes_do_not_decode_exactly_is_left_to_the_pure_decoder_with_the_same_result(
         spark) -> None:
-    """Each of these, the GroupMetadata expression hands to the Python decoders (see GroupMetadataExpression's class comment)."""
+    """Each of these, the GroupMetadata expression hands to the Python decoders (see its class comment)."""
     future_subscription = b"\x00\x07" + SUBSCRIPTION_V3[2:] + b"future field"
     unknown_version = group_metadata("consumer", "range", SUBSCRIPTION_V3)
     records = [
