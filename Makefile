@@ -7,6 +7,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 VENV_STAMP := $(VENV)/.offsetlake-installed
+# uv installs the lock: with warm caches the same ~170 pinned packages took 1 min 50 s with pip (it
+# unpacks each wheel, pyspark's 400 MB among them, and byte-compiles it), seconds with uv (links from
+# its cache). Pinned like the lock.
+UV := uv==0.13.9
 
 .PHONY: setup venv jars browser demo test test-fast lint clean
 
@@ -17,9 +21,9 @@ venv: $(VENV_STAMP)
 $(VENV_STAMP): pyproject.toml requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "offsetlake needs Python >= 3.11 (set PYTHON=...)")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.lock
-	$(BIN)/python -m pip install --quiet --no-deps -e . --config-settings editable_mode=compat
+	$(BIN)/python -m pip install --quiet $(UV)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.lock
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e . --config-settings editable_mode=compat
 	@touch $@
 
 jars: venv

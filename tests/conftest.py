@@ -15,7 +15,7 @@ import pytest
 
 from broker.embedded import EmbeddedBroker
 from conf.settings import KafkaSettings, Settings, SparkSettings
-from tests.spark_conf import TEST_SPARK_CONF
+from tests.spark_conf import SESSION_DRIVER_JAVA_OPTIONS, TEST_SPARK_CONF
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 
@@ -66,9 +66,9 @@ def base_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
         cluster_name="test",
         warehouse=str(tmp_path_factory.mktemp("warehouse")),
         # One shuffle partition: the tests' tables are tiny, and every Spark job pays per task.
-        # Interpreted expressions, no codegen: tests/spark_conf.py says why.
+        # Interpreted expressions, no codegen, no AQE, the serial GC: tests/spark_conf.py says why.
         spark=SparkSettings(master="local[2]", shuffle_partitions=1, ui_enabled=False, log_level="ERROR",
-                            extra_conf=dict(TEST_SPARK_CONF)),
+                            extra_conf=dict(TEST_SPARK_CONF), driver_java_options=SESSION_DRIVER_JAVA_OPTIONS),
     )
 
 

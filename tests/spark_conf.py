@@ -18,7 +18,16 @@ TEST_SPARK_CONF: dict[str, str] = {
     # Interpreted projections instead of generated ones (CodeGeneratorWithInterpretedFallback).
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     "spark.sql.codegen.wholeStage": "false",
+    # No adaptive query execution: on tables of a few hundred rows it re-plans every stage to coalesce
+    # shuffle partitions that one shuffle partition (tests/conftest.py) already makes single. With it off
+    # and the serial collector below, tests/pipelines/gold/test_refresh.py with test_maintenance.py took
+    # 258 s against 283 s (2026-11-25 18:00-18:06, load ~2, one run each; AQE off alone 271 s).
+    "spark.sql.adaptive.enabled": "false",
 }
+
+#: JVM options of the session's own JVM (tests/conftest.py): the serial collector, no concurrent GC
+#: threads competing with Spark's two task threads on a 2-core machine (alone: 271 s against 283 s, above).
+SESSION_DRIVER_JAVA_OPTIONS = "-XX:+UseSerialGC"
 
 
 #: JVM options of every CLI subprocess's driver (``spark.driver_java_options``), not of the session's JVM.
