@@ -37,7 +37,8 @@ def run_resolve(args: argparse.Namespace) -> int:
             started = time.monotonic()
             print("jvm: building the offset-commit UDF (Kafka's generated classes, shaded) ...", file=sys.stderr,
                   flush=True)
-            jar, ran = build_offset_commit_udf()
-            what = "built" if ran else "up to date, nothing built"
+            jar, how = build_offset_commit_udf()
+            what = {"built": "built", "copied": "copied from this user's cache of built jars",
+                    "current": "up to date, nothing built"}[how]
             print(f"jvm: offset-commit UDF: {jar} ({what}, {time.monotonic() - started:.1f}s)")
     return 0

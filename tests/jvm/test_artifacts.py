@@ -46,8 +46,8 @@ def test_the_offset_commit_udf_is_built_once_and_shades_kafka_away_from_sparks_k
 
     from jvm.artifacts import build_offset_commit_udf
 
-    jar, built = build_offset_commit_udf()
-    assert not built  # set-up built it; an unchanged source builds nothing
+    jar, how = build_offset_commit_udf()
+    assert how == "current"  # set-up built (or copied) it; an unchanged source builds nothing
     names = zipfile.ZipFile(jar).namelist()
     assert "offsetlake/decode/OffsetCommitExpression.class" in names
     assert "offsetlake/shaded/org/apache/kafka/coordinator/group/generated/OffsetCommitValue.class" in names
@@ -55,6 +55,32 @@ def test_the_offset_commit_udf_is_built_once_and_shades_kafka_away_from_sparks_k
     assert "offsetlake/shaded/org/apache/kafka/coordinator/group/generated/GroupMetadataValue.class" in names
     assert "offsetlake/shaded/org/apache/kafka/common/message/ConsumerProtocolSubscription.class" in names
     assert not [name for name in names if name.startswith("org/apache/kafka/")]
+
+
+def test_another_clone_copies_the_udf_jar_this_user_built_from_the_same_sources_without_maven(
+        monkeypatch, tmp_path) -> None:
+    import jvm.artifacts as artifacts
+
+    built = artifacts.offset_commit_udf_jar()  # this clone's, from set-up
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    monkeypatch.setenv("OFFSETLAKE_JVM_CACHE", str(tmp_path / "other-clone" / ".jvm"))
+    fingerprint = (built.parent / "udf.stamp").read_text().strip()
+    kept = artifacts.built_jars_cache() / fingerprint / built.name
+    kept.parent.mkdir(parents=True)
+    kept.write_bytes(built.read_bytes())
+
+    def no_maven() -> str:
+        raise AssertionError("Maven ran although a jar of the same fingerprint was cached")
+
+    monkeypatch.setattr(artifacts, "_mvn", no_maven)
+    jar, how = artifacts.build_offset_commit_udf()
+    assert how == "copied"
+    assert jar.is_relative_to(tmp_path / "other-clone") and jar.read_bytes() == built.read_bytes()
+    assert artifacts.build_offset_commit_udf() == (jar, "current")
+    (tmp_path / "other-clone" / ".jvm" / "offset-commit-udf" / "udf.stamp").write_text("another source\n")
+    kept.unlink()  # a stale stamp and no jar of this fingerprint cached: Maven would have to build
+    with pytest.raises(AssertionError, match="Maven ran"):
+        artifacts.build_offset_commit_udf()
 
 
 def test_a_missing_udf_jar_is_one_line_naming_the_fix(monkeypatch, tmp_path) -> None:
