@@ -7,10 +7,14 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 VENV_STAMP := $(VENV)/.offsetlake-installed
-# uv installs the lock: with warm caches the same ~170 pinned packages took 1 min 50 s with pip (it
-# unpacks each wheel, pyspark's 400 MB among them, and byte-compiles it), seconds with uv (links from
-# its cache). Pinned like the lock.
+# uv installs the lock: in a new venv with warm caches, 1 min 30 s with pip (it unpacks each wheel,
+# pyspark's 450 MB among them, and byte-compiles it), 5 s with uv and the pyspark wheel below
+# (2026-11-25, load ~1). Pinned like the lock.
 UV := uv==0.13.9
+# pyspark is published as an sdist only. This machine's PyPI mirror answers every cache revalidation
+# as "modified", so uv downloaded and built it again at every set-up (34 of its 39 s); the wheel is
+# built once per user here (pip wheel, from pip's own cache when it has one) and found by uv first.
+WHEELS := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/offsetlake/wheels
 
 .PHONY: setup venv jars browser demo test test-fast lint clean
 
@@ -22,7 +26,12 @@ $(VENV_STAMP): pyproject.toml requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "offsetlake needs Python >= 3.11 (set PYTHON=...)")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet $(UV)
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.lock
+	@pin="$$(grep -i '^pyspark==' requirements.lock)"; \
+	  ls "$(WHEELS)"/pyspark-$${pin#*==}-*.whl >/dev/null 2>&1 || { tmp="$$(mktemp -d)" && \
+	  echo "building $$pin's wheel once into $(WHEELS)" && \
+	  $(BIN)/python -m pip wheel --quiet --no-deps "$$pin" -w "$$tmp" && mkdir -p "$(WHEELS)" && \
+	  mv "$$tmp"/pyspark-*.whl "$(WHEELS)"/ && rm -rf "$$tmp"; }
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --find-links "$(WHEELS)" -r requirements.lock
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e . --config-settings editable_mode=compat
 	@touch $@
 
