@@ -52,6 +52,14 @@ class ConfigError(ValueError):
         super().__init__(f"setting {key} = {value!r}{where} is invalid: expected {expected}")
 
 
+def user_cache_dir() -> Path:
+    """offsetlake's per-user cache (``$XDG_CACHE_HOME/offsetlake`` or ``~/.cache/offsetlake``): what one clone
+    builds once and another may reuse (the page's Vega bundle, the offset-commit UDF jar; the Makefile's
+    pyspark wheel goes to its ``wheels/``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "offsetlake"
+
+
 @dataclass(frozen=True)
 class SparkSettings:
     """How the SparkSession is built (pipelines/spark_session.py)."""

@@ -16,7 +16,8 @@ import functools
 import os
 from dataclasses import dataclass
 from importlib import metadata
-from pathlib import Path
+
+from conf.settings import user_cache_dir
 
 
 @dataclass(frozen=True)
@@ -44,11 +45,6 @@ def vega_lite_version() -> str:
     return ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "offsetlake"
-
-
 @functools.cache
 def vega_bundle() -> VegaBundle:
     import vl_convert as vlc
@@ -59,7 +55,7 @@ def vega_bundle() -> VegaBundle:
                            f"(it has {', '.join(vlc.get_vegalite_versions())}), which altair's specs need: "
                            "pin a vl-convert-python release that ships it in requirements.lock")
     version = metadata.version("vl-convert-python")
-    cached = _cache_dir() / f"vega-bundle-vlc{version}-vl{vl_version}.js"
+    cached = user_cache_dir() / f"vega-bundle-vlc{version}-vl{vl_version}.js"
     try:
         script = cached.read_text(encoding="utf-8")
     except OSError:

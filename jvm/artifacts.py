@@ -157,9 +157,10 @@ def offset_commit_udf_jar() -> Path:
 
 
 def built_jars_cache() -> Path:
-    """Where built UDF jars are kept per user, by fingerprint (under ``$XDG_CACHE_HOME`` or ``~/.cache``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "offsetlake" / "offset-commit-udf"
+    """Where built UDF jars are kept per user, by fingerprint."""
+    from conf.settings import user_cache_dir
+
+    return user_cache_dir() / "offset-commit-udf"
 
 
 def build_offset_commit_udf(*, quiet: bool = True) -> tuple[Path, str]:
