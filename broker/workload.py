@@ -7,8 +7,10 @@ Everything goes through confluent-kafka against the real broker; nothing is fake
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 
@@ -109,12 +111,30 @@ def consume_and_commit(client_config: dict[str, str], topic: str, group_id: str,
     return GroupRun(group_id=group_id, topic=topic, consumed=consumed, committed=committed)
 
 
+class _SharedProgress:
+    """What the members of one group have read and committed so far, shared by their threads."""
+
+    def __init__(self, expected: int) -> None:
+        self.expected = expected
+        self.consumed = 0
+        self.committed: dict[int, int] = {}
+        self.done = threading.Event()
+        self._lock = threading.Lock()
+
+    def add(self, committed: dict[int, int], consumed: int) -> None:
+        with self._lock:
+            self.committed.update(committed)
+            self.consumed += consumed
+            if self.consumed >= self.expected:
+                self.done.set()
+
+
 def run_members(client_config: dict[str, str], topic: str, group_id: str, expected: int, *,
                 members: int = 2, assignor: str = "range", protocol: str = "classic",
                 instance_ids: list[str] | None = None, timeout: float = 90.0) -> GroupRun:
     """Run ``members`` consumers of one group side by side until ``expected`` messages are read.
 
-    Each consumer commits what it read synchronously. ``protocol="consumer"``
+    Each consumer reads in its own thread and commits what it read synchronously. ``protocol="consumer"``
     uses KIP-848 (the broker assigns; ``assignor`` is ignored). With
     ``instance_ids`` the members are static (``group.instance.id``, KIP-345):
     closing them sends no LeaveGroup, so they stay in the group until their
@@ -138,29 +158,40 @@ def run_members(client_config: dict[str, str], topic: str, group_id: str, expect
         if instance_ids:
             conf["group.instance.id"] = instance_ids[index]
         consumers.append(Consumer(conf))
-    consumed = 0
-    committed: dict[int, int] = {}
+    progress = _SharedProgress(expected)
     deadline = time.monotonic() + timeout
+
+    def serve(consumer: Consumer) -> None:
+        # Each member reads and commits in its own thread, as members of a real application do.
+        # Served from one thread in turn, a member whose synchronous commit waits behind its own
+        # blocking JoinGroup (librdkafka sends group requests to the coordinator one at a time)
+        # starves the other member's rejoin, so the rebalance only ends at the rebalance timeout
+        # (seen in CI, cooperative-sticky: the commit timed out after 60 s, three times).
+        while not progress.done.is_set():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"group {group_id} consumed {progress.consumed}/{expected} messages in {timeout}s")
+            messages = consumer.consume(num_messages=50, timeout=0.3)
+            batch: dict[int, int] = {}
+            for message in messages:
+                if message.error():
+                    raise KafkaException(message.error())
+                batch[message.partition()] = message.offset() + 1
+            if batch:
+                consumer.commit(offsets=[TopicPartition(topic, p, o) for p, o in sorted(batch.items())],
+                                asynchronous=False)
+                progress.add(batch, len(messages))
     try:
         for consumer in consumers:
             consumer.subscribe([topic])
-        while consumed < expected:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"group {group_id} consumed {consumed}/{expected} messages in {timeout}s")
-            for consumer in consumers:
-                batch: dict[int, int] = {}
-                for message in consumer.consume(num_messages=50, timeout=0.3):
-                    if message.error():
-                        raise KafkaException(message.error())
-                    batch[message.partition()] = message.offset() + 1
-                    consumed += 1
-                if batch:
-                    consumer.commit(offsets=[TopicPartition(topic, p, o) for p, o in sorted(batch.items())],
-                                    asynchronous=False)
-                    committed.update(batch)
+        with ThreadPoolExecutor(len(consumers), thread_name_prefix=group_id) as pool:
+            runs = [pool.submit(serve, consumer) for consumer in consumers]
+            wait(runs, return_when=FIRST_EXCEPTION)
+            progress.done.set()  # one member failed or all is read: the others stop at their next poll
+            for run in runs:
+                run.result()
     finally:
         close_one_by_one(consumers, leave_first=not instance_ids)
-    return GroupRun(group_id=group_id, topic=topic, consumed=consumed, committed=committed)
+    return GroupRun(group_id=group_id, topic=topic, consumed=progress.consumed, committed=progress.committed)
 
 
 def close_one_by_one(consumers: list, *, leave_first: bool = True, settle_seconds: float = 10.0) -> None:
