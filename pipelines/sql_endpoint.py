@@ -33,7 +33,10 @@ default for ``sql_endpoint.host``.
 
 from __future__ import annotations
 
+import getpass
+import os
 import socket
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -74,7 +77,6 @@ def session_settings(settings: Settings) -> Settings:
       warehouse (``derby.stream.error.file``), not to the working directory.
     """
     import dataclasses
-    import os
 
     from pipelines.spark_session import spark_conf
 
@@ -222,6 +224,12 @@ def start_sql_endpoint(spark: SparkSession, settings: Settings, host: str | None
 
     started = time.monotonic()
     check_port_free(host, port)  # again: the catalog and the warm-up took a while
+    # Each closing client session lists its "pipeout" files in Hive's local scratch directory
+    # (HiveSessionImpl.cleanupPipeoutFile), by default /tmp/<user>, which nothing creates: on a machine
+    # where it is missing every disconnect logged "ERROR HiveSessionImpl: Unable to access pipeout files".
+    # One directory per user, kept: sessions still close (and list it) while the JVM shuts down.
+    scratch_dir = os.path.join(tempfile.gettempdir(), f"offsetlake-serve-sql-{getpass.getuser()}")
+    os.makedirs(scratch_dir, exist_ok=True)
     # HiveServer2 reads its settings from a HiveConf built from the session's Hadoop conf, which carries
     # the session's SQL conf (SessionState.newHadoopConf), so these reach it.
     for key, value in {
@@ -231,6 +239,7 @@ def start_sql_endpoint(spark: SparkSession, settings: Settings, host: str | None
         # One log file per statement under /tmp/<user>/operation_logs, for clients that fetch logs: none
         # of ours does, and nothing else cleans them.
         "hive.server2.logging.operation.enabled": "false",
+        "hive.exec.local.scratchdir": scratch_dir,
     }.items():
         spark.conf.set(key, value)
     _quiet_per_statement_warnings(spark)
