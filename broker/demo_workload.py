@@ -108,7 +108,7 @@ class ScenarioOutcome:
 
 
 class Member:
-    """One real consumer of a group, polled by the workload, committing what it reads (synchronously)."""
+    """One real consumer of a group, polled by the workload, committing what it reads (asynchronously)."""
 
     def __init__(self, client_config: dict[str, Any], topic: str, group: str, name: str, *,
                  protocol: str = "classic", assignor: str = "range",
@@ -123,6 +123,7 @@ class Member:
             "enable.auto.commit": False,
             "group.protocol": protocol,
             "max.poll.interval.ms": MAX_POLL_INTERVAL_MS,
+            "on_commit": self._on_commit,
         }
         if protocol == "classic":  # KIP-848 consumers reject these: the broker owns them
             conf.update({"partition.assignment.strategy": assignor, "session.timeout.ms": session_timeout_ms,
@@ -144,14 +145,20 @@ class Member:
         self.consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
         self.consumed = 0
         self.pending: dict[int, int] = {}  # partition -> offset read but not yet committed
+        self.commit_error: Any = None  # a KafkaError no rebalance explains, raised by the next poll()
         self.closed = False
 
     def poll(self, timeout: float = 0.2) -> int:
-        """Read one batch and commit it (one OffsetCommit per batch); also serves rebalance callbacks.
+        """Read one batch and commit it (one OffsetCommit per batch); also serves rebalance and commit callbacks.
 
-        A commit that races a rebalance fails (ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS, ...); its
-        offsets are kept and committed at the next poll for the partitions the member still owns,
-        as a careful at-least-once consumer does.
+        The commit is asynchronous. The workload polls a group's members from one thread in turn, and a
+        synchronous commit waits behind the member's own blocking JoinGroup (librdkafka sends group
+        requests to the coordinator one at a time) while the other members, not polled meanwhile,
+        cannot rejoin: the rebalance would end only at the rebalance timeout (seen in the decoder
+        oracle's workload, broker/workload.py). A commit that races a rebalance fails
+        (ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS, ...); ``_on_commit`` puts its offsets back, and
+        they are committed at a later poll for the partitions the member still owns, as a careful
+        at-least-once consumer does.
         """
         from confluent_kafka import KafkaException, TopicPartition
 
@@ -161,18 +168,27 @@ class Member:
                 raise KafkaException(message.error())
             self.pending[message.partition()] = message.offset() + 1
             read += 1
+        if self.commit_error is not None:
+            error, self.commit_error = self.commit_error, None
+            raise KafkaException(error)
         self.consumed += read
         owned = self.owned()
         self.pending = {p: o for p, o in self.pending.items() if p in owned}
         if self.pending:
-            try:
-                offsets = [TopicPartition(self.topic, p, o) for p, o in sorted(self.pending.items())]
-                self.consumer.commit(offsets=offsets, asynchronous=False)
-                self.pending = {}
-            except KafkaException as exc:
-                if exc.args[0].code() not in _retriable_commit_errors():
-                    raise
+            offsets = [TopicPartition(self.topic, p, o) for p, o in sorted(self.pending.items())]
+            self.consumer.commit(offsets=offsets, asynchronous=True)
+            self.pending = {}
         return read
+
+    def _on_commit(self, error: Any, partitions: list[Any]) -> None:
+        """A commit's outcome (served by ``consume``/``close``): failed offsets go back to ``pending``."""
+        failed = [tp for tp in partitions if error is not None or tp.error is not None]
+        for tp in failed:
+            code = (tp.error or error).code()
+            if code not in _retriable_commit_errors():
+                self.commit_error = tp.error or error
+            elif tp.offset > self.pending.get(tp.partition, -1):  # unless a later read is pending already
+                self.pending[tp.partition] = tp.offset
 
     def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
         # Returning without assign() lets confluent-kafka apply the assignment itself (incrementally
