@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -64,51 +64,20 @@ def produce_messages(client_config: dict[str, str], topic: str, count: int, part
         raise RuntimeError(f"{remaining} messages were not delivered to {topic}")
 
 
-def consume_and_commit(client_config: dict[str, str], topic: str, group_id: str, expected: int, *,
-                       assignor: str = "range", extra: dict[str, str] | None = None,
-                       timeout: float = 60.0, on_progress: Callable[[int], None] | None = None) -> GroupRun:
-    """Join ``group_id`` with the classic protocol, read ``expected`` messages, commit, leave.
+def read_and_commit(consumer: Any, topic: str, *, num_messages: int, timeout: float) -> tuple[dict[int, int], int]:
+    """One ``consume()`` of ``topic``, committed synchronously (one OffsetCommit record); (partition -> next
+    offset committed, messages read). Raises KafkaException for a message that carries an error."""
+    from confluent_kafka import KafkaException, TopicPartition
 
-    Commits are synchronous after every poll batch so that each commit becomes
-    its own OffsetCommit record, as with a typical at-least-once consumer.
-    """
-    from confluent_kafka import Consumer, KafkaException, TopicPartition
-
-    consumer = Consumer({
-        **client_config,
-        "group.id": group_id,
-        "client.id": f"{group_id}-client",
-        "auto.offset.reset": "earliest",
-        "enable.auto.commit": False,
-        "partition.assignment.strategy": assignor,
-        "session.timeout.ms": 6000,
-        "heartbeat.interval.ms": 500,
-        **(extra or {}),
-    })
-    consumed = 0
-    committed: dict[int, int] = {}
-    deadline = time.monotonic() + timeout
-    try:
-        consumer.subscribe([topic])
-        while consumed < expected:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"group {group_id} consumed {consumed}/{expected} messages in {timeout}s")
-            messages = consumer.consume(num_messages=100, timeout=1.0)
-            batch: dict[int, int] = {}
-            for message in messages:
-                if message.error():
-                    raise KafkaException(message.error())
-                batch[message.partition()] = message.offset() + 1
-                consumed += 1
-            if batch:
-                offsets = [TopicPartition(topic, p, o) for p, o in sorted(batch.items())]
-                consumer.commit(offsets=offsets, asynchronous=False)
-                committed.update(batch)
-                if on_progress:
-                    on_progress(consumed)
-    finally:
-        consumer.close()  # LeaveGroup: the group goes Empty and its metadata is rewritten
-    return GroupRun(group_id=group_id, topic=topic, consumed=consumed, committed=committed)
+    messages = consumer.consume(num_messages=num_messages, timeout=timeout)
+    batch: dict[int, int] = {}
+    for message in messages:
+        if message.error():
+            raise KafkaException(message.error())
+        batch[message.partition()] = message.offset() + 1
+    if batch:
+        consumer.commit(offsets=[TopicPartition(topic, p, o) for p, o in sorted(batch.items())], asynchronous=False)
+    return batch, len(messages)
 
 
 class _SharedProgress:
@@ -140,7 +109,7 @@ def run_members(client_config: dict[str, str], topic: str, group_id: str, expect
     closing them sends no LeaveGroup, so they stay in the group until their
     session times out. Dynamic members leave on ``close()``.
     """
-    from confluent_kafka import Consumer, KafkaException, TopicPartition
+    from confluent_kafka import Consumer
 
     consumers = []
     for index in range(members):
@@ -170,16 +139,9 @@ def run_members(client_config: dict[str, str], topic: str, group_id: str, expect
         while not progress.done.is_set():
             if time.monotonic() > deadline:
                 raise TimeoutError(f"group {group_id} consumed {progress.consumed}/{expected} messages in {timeout}s")
-            messages = consumer.consume(num_messages=50, timeout=0.3)
-            batch: dict[int, int] = {}
-            for message in messages:
-                if message.error():
-                    raise KafkaException(message.error())
-                batch[message.partition()] = message.offset() + 1
+            batch, read = read_and_commit(consumer, topic, num_messages=50, timeout=0.3)
             if batch:
-                consumer.commit(offsets=[TopicPartition(topic, p, o) for p, o in sorted(batch.items())],
-                                asynchronous=False)
-                progress.add(batch, len(messages))
+                progress.add(batch, read)
     try:
         for consumer in consumers:
             consumer.subscribe([topic])
