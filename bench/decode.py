@@ -16,7 +16,8 @@ For each mix, in one run:
 * plain scan: the Parquet rows read and aggregated (sum of key and value lengths);
 * spark decode: what ingest does with a micro-batch, minus its cache and the writes: every
   record routed to its family and decoded in the JVM in one pass (``pipelines.decode.first_stage``:
-  offset commits and GroupMetadata by Kafka's classes), forced and counted by family in one job;
+  offset commits and GroupMetadata by Kafka's classes), forced and counted by ingest's own job
+  (``stage_counts``);
   then the Python stage (``complete``) for families with rows the JVM left, if any. Each
   measurement runs twice and the second (warm JIT) is reported, for the scan too;
 * pure python: ``decoders.decode_record`` in this process (one core; Spark uses local[2]),
@@ -137,24 +138,24 @@ def scan(raw) -> None:  # type: ignore[no-untyped-def]
 
 def spark_decode(raw) -> dict[str, int]:  # type: ignore[no-untyped-def]
     """The decode as ingest's write_batch runs it, minus the cache and the writes: the first stage
-    (every record routed and decoded in the JVM, one pass) forced and counted by family in one job
-    (rows, offsets of commits, members of groups, rows left pending), then the Python stage only for
-    the families where the JVM left rows (none in these mixes: every record is well formed and
-    Kafka's classes decode it)."""
-    from pyspark.sql import functions as F
-
-    from pipelines.decode import FAMILY, PENDING, complete, families, first_stage
+    (every record routed and decoded in the JVM, one pass) forced and counted by ingest's own job
+    (``stage_counts``: rows per family, pending flag and source partition; the pending flag is
+    whether the JVM's decode returned a row, so every record's decode runs in full), then the Python
+    stage only for the families where the JVM left rows (none in these mixes: every record is well
+    formed and Kafka's classes decode it)."""
+    from pipelines.decode import FAMILY, PENDING, complete, families, first_stage, stage_counts
 
     stage = first_stage(raw)
-    rows = stage.groupBy(FAMILY, PENDING).agg(
-        F.count("*").alias("n"), F.sum("commit.offset").alias("offsets"),
-        F.sum(F.size("group.group_metadata.value.members")).alias("members")).collect()
+    rows = stage_counts(stage).collect()
     pending = {row[FAMILY] for row in rows if row[PENDING]}
     if pending:
         counts = _force(complete(families(stage), pending))
         counts.pop("pending")
         return counts
-    return {row[FAMILY]: row["n"] for row in rows} | {"quarantined": 0}
+    totals: dict[str, int] = {}
+    for row in rows:
+        totals[row[FAMILY]] = totals.get(row[FAMILY], 0) + row["count"]
+    return totals | {"quarantined": 0}
 
 
 def _force(families) -> dict[str, Any]:  # type: ignore[no-untyped-def]

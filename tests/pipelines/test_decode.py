@@ -536,6 +536,7 @@ def non_canonical_commits() -> list[tuple[str, bytes, bytes | None]]:
         ("non-minimal tag count", good_key, _v4_value(b"\x80\x00")),
         ("the topic id written with its default value", good_key, _v4_value(b"\x01\x00\x10" + bytes(16))),
         ("the topic id tag declaring 20 bytes", good_key, _v4_value(b"\x01\x00\x14" + topic_id)),
+        ("the topic id tag declaring 15 bytes", good_key, _v4_value(b"\x01\x00\x0f" + topic_id)),
         ("the topic id twice", good_key, _v4_value(b"\x02" + (b"\x00\x10" + topic_id) * 2)),
     ]
 

@@ -1,0 +1,151 @@
+package offsetlake.decode;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.utils.ByteUtils;
+import org.apache.spark.unsafe.types.UTF8String;
+
+/**
+ * The buffer Kafka's generated {@code read} methods pull a message through, watching what Kafka's
+ * own reader accepts silently but its writer never produces: a varint longer than the shortest
+ * encoding of its value; and, for a uuid in a tagged field (OffsetCommitValue's topic id, its only
+ * uuid), a declared size other than the uuid's 16 bytes: the generated reader reads a known tag's
+ * value without checking the size before it (KIP-482: tag, size, value), see {@link #uuidsTagSized}.
+ *
+ * <p>Why (issue 13): proving that a flexible-version message decodes exactly (that Kafka's classes
+ * would write back the input's bytes) used to cost Kafka's {@code size()} per record, an
+ * {@code ObjectSerializationCache} and the string re-encoded, about 60 ns of a 240 ns offset-commit
+ * decode (a JVM loop over the bench's 2M commits, 2026-11-26). Watching the reads as they happen
+ * proves the same for a message with no tagged field kept: every fixed-width field and every string
+ * that was valid UTF-8 writes back to its own bytes, and the varints (compact string and array
+ * lengths, the tagged-field count) are the only other bytes Kafka's writer chooses; it always writes
+ * the minimal encoding ({@code ByteUtils.writeUnsignedVarint}).
+ *
+ * <p>Kafka's parsing stays Kafka's: this class only forwards to {@link ByteBufferAccessor}.
+ */
+final class CanonicalReader extends ByteBufferAccessor {
+    /** A uuid's size on the wire: two int64s ({@code Readable.readUuid}). */
+    private static final int UUID_BYTES = 16;
+    private final ByteBuffer buffer;
+    private boolean canonical = true;
+    private int uuidsRead;
+    private int uuidsTagSized;
+    private int lastVarint = -1;
+    private int lastVarintEnd = -1;
+    /** The first two strings read and where their bytes are: fields, not arrays (one reader per record). */
+    private String first;
+    private int firstStart;
+    private int firstLength;
+    private String second;
+    private int secondStart;
+    private int secondLength;
+    private int stringsRead;
+
+    CanonicalReader(ByteBuffer buffer) {
+        super(buffer);
+        this.buffer = buffer;
+    }
+
+    /** Every varint read so far had its minimal length, as Kafka's writer would have written it. */
+    boolean canonical() {
+        return canonical;
+    }
+
+    /** How many uuids the message's reader took from the buffer. */
+    int uuidsRead() {
+        return uuidsRead;
+    }
+
+    /**
+     * How many of the uuids read came right after an unsigned varint of 16: in a tagged field, the
+     * size the field declares (KIP-482's tag, size, value). Equal to {@link #uuidsRead} for a message
+     * whose uuids are all tagged fields of the right declared size.
+     */
+    int uuidsTagSized() {
+        return uuidsTagSized;
+    }
+
+    @Override
+    public int readUnsignedVarint() {
+        int start = buffer.position();
+        int value = super.readUnsignedVarint();
+        canonical &= buffer.position() - start == ByteUtils.sizeOfUnsignedVarint(value);
+        lastVarint = value;
+        lastVarintEnd = buffer.position();
+        return value;
+    }
+
+    /**
+     * What Readable's own {@code readString} does ({@code new String(readArray(length), UTF_8)}) without
+     * the intermediate array, remembering where the first strings' bytes are, for {@link #utf8}. A
+     * length past the buffer's end throws, as {@code readArray} does.
+     */
+    @Override
+    public String readString(int length) {
+        if (length < 0 || length > buffer.remaining()) {
+            throw new IllegalStateException("Error reading string of length " + length + ", only "
+                    + buffer.remaining() + " bytes remaining");
+        }
+        int start = buffer.arrayOffset() + buffer.position();
+        String string = new String(buffer.array(), start, length, StandardCharsets.UTF_8);
+        buffer.position(buffer.position() + length);
+        if (stringsRead == 0) {
+            first = string;
+            firstStart = start;
+            firstLength = length;
+        } else if (stringsRead == 1) {
+            second = string;
+            secondStart = start;
+            secondLength = length;
+        }
+        stringsRead++;
+        return string;
+    }
+
+    /**
+     * {@code string}, one this reader returned, as Spark's UTF8String over its bytes in the buffer's
+     * array, not copied; any other string converted. Call it only once the string is known to be
+     * valid UTF-8 (no U+FFFD, OffsetCommitExpression.readWhole): then its bytes are exactly its UTF-8
+     * encoding, as many as Java's encoding of it takes. Why: turning Kafka's Java strings back into
+     * UTF-8 cost an array and a copy each.
+     */
+    UTF8String utf8(String string) {
+        if (string == null) {
+            return null;
+        }
+        if (string == first) {
+            return UTF8String.fromBytes(buffer.array(), firstStart, firstLength);
+        }
+        if (string == second) {
+            return UTF8String.fromBytes(buffer.array(), secondStart, secondLength);
+        }
+        return UTF8String.fromString(string);
+    }
+
+    @Override
+    public int readVarint() {
+        int start = buffer.position();
+        int value = super.readVarint();
+        canonical &= buffer.position() - start == ByteUtils.sizeOfVarint(value);
+        return value;
+    }
+
+    @Override
+    public long readVarlong() {
+        int start = buffer.position();
+        long value = super.readVarlong();
+        canonical &= buffer.position() - start == ByteUtils.sizeOfVarlong(value);
+        return value;
+    }
+
+    @Override
+    public Uuid readUuid() {
+        uuidsRead++;
+        if (lastVarintEnd == buffer.position() && lastVarint == UUID_BYTES) {
+            uuidsTagSized++;
+        }
+        return super.readUuid();
+    }
+}
