@@ -362,7 +362,7 @@ def test_group_metadata_kafkas_classes_do_not_decode_exactly_is_left_to_the_pure
 
 def test_group_metadata_kafka_would_not_write_back_identically_is_left_to_python_and_decoded_as_it_decodes(
         spark) -> None:
-    """GroupMetadataExpression checks exactness without writing back (whole reads, no U+FFFD, Kafka's size for v4):
+    """GroupMetadataExpression checks exactness without writing back (whole reads, no U+FFFD, minimal varints for v4):
     each of these it must leave to the Python decoders, which decode or quarantine it."""
     assignment = encode_assignment({"partitions": [{"topic": "orders", "partitions": [0, 1]}],
                                     "user_data": None}, 1)

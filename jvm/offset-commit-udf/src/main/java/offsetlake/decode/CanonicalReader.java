@@ -23,7 +23,13 @@ import org.apache.spark.unsafe.types.UTF8String;
  * lengths, the tagged-field count) are the only other bytes Kafka's writer chooses; it always writes
  * the minimal encoding ({@code ByteUtils.writeUnsignedVarint}).
  *
- * <p>Kafka's parsing stays Kafka's: this class only forwards to {@link ByteBufferAccessor}.
+ * <p>Kafka's parsing stays Kafka's: the generated classes decide what to read and in what order; this
+ * class forwards every read to {@link ByteBufferAccessor}, except {@link #readString}, which does what
+ * Kafka's does minus a copy, and remembers where strings' bytes are, so that Spark's strings can be
+ * taken from the record itself ({@link #utf8}).
+ *
+ * <p>Also the buffer of GroupMetadataExpression's records: their v4+ values are checked the same way,
+ * and their strings skip the copy.
  */
 final class CanonicalReader extends ByteBufferAccessor {
     /** A uuid's size on the wire: two int64s ({@code Readable.readUuid}). */

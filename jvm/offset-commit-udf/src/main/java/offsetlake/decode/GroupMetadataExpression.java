@@ -5,8 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.common.message.ConsumerProtocolAssignment;
 import org.apache.kafka.common.message.ConsumerProtocolSubscription;
-import org.apache.kafka.common.protocol.ByteBufferAccessor;
-import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.protocol.types.Field;
 import org.apache.kafka.common.protocol.types.Schema;
 import org.apache.kafka.common.protocol.types.Type;
@@ -107,7 +105,7 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
         if (keyBuffer.getShort() != GROUP_METADATA_TYPE) {
             return null;
         }
-        GroupMetadataKey k = new GroupMetadataKey(new ByteBufferAccessor(keyBuffer), KEY_VERSION);
+        GroupMetadataKey k = new GroupMetadataKey(new CanonicalReader(keyBuffer), KEY_VERSION);
         if (!OffsetCommitExpression.readWhole(keyBuffer, k.group())) {
             return null;
         }
@@ -123,8 +121,9 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
         if (version < 0 || version > GroupMetadataValue.HIGHEST_SUPPORTED_VERSION) {
             return null;
         }
-        GroupMetadataValue v = new GroupMetadataValue(new ByteBufferAccessor(valueBuffer), version);
-        if (!v.unknownTaggedFields().isEmpty() || !writesBackIdentically(v, valueBuffer, value, version)) {
+        CanonicalReader reader = new CanonicalReader(valueBuffer);
+        GroupMetadataValue v = new GroupMetadataValue(reader, version);
+        if (!v.unknownTaggedFields().isEmpty() || !writesBackIdentically(v, valueBuffer, reader, version)) {
             return null;
         }
         boolean consumer = CONSUMER_PROTOCOL_TYPE.equals(v.protocolType());
@@ -193,7 +192,7 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
             return null;
         }
         short version = buffer.getShort(0);
-        ConsumerProtocolSubscription s = new ConsumerProtocolSubscription(new ByteBufferAccessor(buffer), version);
+        ConsumerProtocolSubscription s = new ConsumerProtocolSubscription(new CanonicalReader(buffer), version);
         // Non-flexible in every version: read whole with valid strings = written back identically.
         List<String> strings = new ArrayList<>(s.topics());
         for (ConsumerProtocolSubscription.TopicPartition tp : s.ownedPartitions()) {
@@ -234,7 +233,7 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
             return null;
         }
         short version = buffer.getShort(0);
-        ConsumerProtocolAssignment a = new ConsumerProtocolAssignment(new ByteBufferAccessor(buffer), version);
+        ConsumerProtocolAssignment a = new ConsumerProtocolAssignment(new CanonicalReader(buffer), version);
         List<String> topics = new ArrayList<>(a.assignedPartitions().size());
         for (ConsumerProtocolAssignment.TopicPartition tp : a.assignedPartitions()) {
             topics.add(tp.topic());
@@ -254,9 +253,11 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
      * it (OffsetCommitExpression's class comment gives the reasoning): v0-v3 (what every broker writes,
      * GROUP_METADATA_VALUE_VERSION = 3 in GroupCoordinatorRecordHelpers) are non-flexible, so a whole read
      * with valid strings suffices; v4 ("flexibleVersions": "4+") declares no tagged field, so with no
-     * unknown ones Kafka's own size equal to the input's means minimal varints and empty tag sections.
+     * unknown ones, minimal varints (CanonicalReader) are all that is left to check. Until 2026-11-26 that
+     * was Kafka's own size() compared with the input's.
      */
-    private static boolean writesBackIdentically(GroupMetadataValue v, ByteBuffer read, byte[] value, short version) {
+    private static boolean writesBackIdentically(GroupMetadataValue v, ByteBuffer read, CanonicalReader reader,
+                                                 short version) {
         List<String> strings = new ArrayList<>(3 + 4 * v.members().size());
         strings.add(v.protocolType());
         strings.add(v.protocol());
@@ -273,8 +274,7 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
         if (!OffsetCommitExpression.readWhole(read, strings.toArray(new String[0]))) {
             return false;
         }
-        return version < FIRST_FLEXIBLE_VALUE_VERSION
-                || v.size(new ObjectSerializationCache(), version) == value.length - 2;
+        return version < FIRST_FLEXIBLE_VALUE_VERSION || reader.canonical();
     }
 
     private static byte[] bytes(ByteBuffer buffer) {
