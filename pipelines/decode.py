@@ -86,7 +86,8 @@ def _group_metadata_udf_type() -> T.StructType:
 
 
 def _group_record_udf_type() -> T.StructType:
-    """What ``GroupRecordExpression`` returns: value_version, is_tombstone and one struct per newer record type."""
+    """What ``GroupRecordExpression`` decodes to: value_version, is_tombstone and one struct per newer record type
+    (it returns the record's struct as bytes, which ``GROUP_RECORD_STRUCT_UDF`` shows as its column)."""
     from pyspark.sql import types as T
 
     return T.StructType([NEWER_GROUP_RECORDS_FAMILY["value_version"], NEWER_GROUP_RECORDS_FAMILY["is_tombstone"],
@@ -134,6 +135,7 @@ RECORD_TYPE_UDF = "offsetlake_record_type"
 OFFSET_COMMIT_UDF = "offsetlake_decode_offset_commit"
 GROUP_METADATA_UDF = "offsetlake_decode_group_metadata"
 GROUP_RECORD_UDF = "offsetlake_decode_group_record"
+GROUP_RECORD_STRUCT_UDF = "offsetlake_group_record_struct"
 
 
 def register_jvm_udfs(spark: Any) -> None:
@@ -304,10 +306,20 @@ def families(stage: DataFrame) -> DecodedFamilies:
             "group.group_metadata", *quarantine_columns),
         newer_group_records=of("newer_group_records").select(
             *position, F.when(F.col("newer").isNotNull(), _type_name(F.col("record_type"))).alias("type"),
-            "newer.value_version", "newer.is_tombstone", *[f"newer.{name}" for name in NEWER_GROUP_RECORD_TYPES],
-            *quarantine_columns),
+            "newer.value_version", "newer.is_tombstone", *_record_structs(), *quarantine_columns),
         unroutable=all_pending("unroutable"),
     )
+
+
+def _record_structs() -> list[Column]:
+    """The newer family's struct columns from the JVM decode's record bytes: the row's own type set, others null."""
+    from pyspark.sql import functions as F
+
+    from decoders.layout import BY_NAME
+
+    return [F.when(F.col("record_type") == BY_NAME[name].type_id,
+                   F.call_function(GROUP_RECORD_STRUCT_UDF, F.col("newer.record"), F.lit(name))).alias(name)
+            for name in NEWER_GROUP_RECORD_TYPES]
 
 
 def _type_name(record_type: Column) -> Column:

@@ -22,7 +22,10 @@ import org.apache.kafka.coordinator.group.generated.CoordinatorRecordType;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.catalyst.util.GenericArrayData;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.types.ArrayType;
@@ -30,12 +33,14 @@ import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.ByteType;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.ShortType;
 import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.Platform;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
@@ -44,9 +49,11 @@ import org.apache.spark.unsafe.types.UTF8String;
  * schemas.decoded_records.NEWER_GROUP_RECORD_TYPES), parsed by Kafka's own generated classes, chosen by
  * Kafka's own registry of record types ({@code CoordinatorRecordType.fromId(type).newRecordKey()/newRecordValue()},
  * group-coordinator/src/main/resources/common/message/*.json), as the row the Python decoders give for it
- * (pipelines/decode.py decoded_row): {@code struct<value_version, is_tombstone, <record type>: struct<key, value>, ...>},
- * one struct per record type, only the record's own set. The result type comes from Python
- * (pipelines/decode.py, the family's own columns), so the Spark shape is never written twice.
+ * (pipelines/decode.py decoded_row): the family's {@code value_version}, {@code is_tombstone} and the record's
+ * {@code struct<key, value>} in that type's column of the family, returned as UnsafeRow bytes ({@link #RESULT}
+ * says why) that {@code offsetlake_group_record_struct(record, 'type')} ({@link RecordStruct}) shows as that
+ * column. The family's type comes from Python (pipelines/decode.py, the family's own columns), so the Spark
+ * shape is never written twice.
  *
  * <p><b>Conversion.</b> Generic over that type: for each record type the Spark struct's fields are matched,
  * once per JVM, to the generated class's accessors by name (Spark's snake_case {@code member_epoch} = Kafka's
@@ -104,10 +111,80 @@ public final class GroupRecordExpression extends RecordDecodeExpression {
         this.decoder = new Decoder((StructType) type, spec);
     }
 
-    /** Registers the function, returning {@code type}, in the session's function registry (idempotent). */
+    /**
+     * Registers {@code offsetlake_decode_group_record(key, value)}, returning {@link #RESULT}, and
+     * {@code offsetlake_group_record_struct(record, 'type name')}, the record's struct of that type's column in
+     * {@code type}, in the session's function registry (idempotent).
+     */
     public static void register(SparkSession session, DataType type, String spec) {
         new Decoder((StructType) type, spec).tables();  // fail at registration, not in a task, on a layout mismatch
         register(session, NAME, (key, value) -> new GroupRecordExpression(key, value, type, spec));
+        register(session, RecordStruct.NAME, (record, name) -> {
+            Object typeName = name.foldable() ? name.eval(null) : null;
+            StructType family = (StructType) type;
+            if (typeName == null || !family.getFieldIndex(typeName.toString()).isDefined()) {
+                throw new IllegalArgumentException(RecordStruct.NAME + "(record, name): name must be a record type of "
+                        + family.simpleString() + ", got " + name);
+            }
+            return new RecordStruct(record, NO_BYTES, family.apply(typeName.toString()).dataType());
+        });
+    }
+
+    /**
+     * What the decode returns: the value version, the tombstone flag, and the record's struct&lt;key, value&gt;
+     * in Spark's own row format (UnsafeRow bytes), which {@link RecordStruct} shows as the struct of its type.
+     * Why not one struct column per record type, as the family has (and as the first version of this class
+     * returned): pipelines/decode.py's first stage decodes every record in one projection, and 157 more leaf
+     * fields in its output took that projection over spark.sql.codegen.maxFields (100), out of whole-stage
+     * code: offset commits then decoded 25-35% slower (2M commits, bench/decode.py's spark_decode, 2.7-3.4M
+     * against 2.0-2.2M records/s, 2026-11-26 10:00, load 1-2). Three fields keep it narrow.
+     */
+    public static final StructType RESULT = new StructType()
+            .add("value_version", DataTypes.ShortType).add("is_tombstone", DataTypes.BooleanType)
+            .add("record", DataTypes.BinaryType);
+
+    private static final Expression NO_BYTES = Literal.create(null, DataTypes.BinaryType);
+
+    /** {@code offsetlake_group_record_struct(record, 'type')}: the decode's record bytes as that type's struct. */
+    static final class RecordStruct extends RecordDecodeExpression {
+        private static final long serialVersionUID = 1L;
+        static final String NAME = "offsetlake_group_record_struct";
+        private static final Decode VIEW = new Decode() {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            public InternalRow apply(byte[] record, byte[] unused) {
+                UnsafeRow row = new UnsafeRow(2);  // struct<key, value>
+                row.pointTo(record, record.length);
+                return row;
+            }
+        };
+        private final DataType type;
+
+        RecordStruct(Expression record, Expression unused, DataType type) {
+            super(record, unused);
+            this.type = type;
+        }
+
+        @Override
+        String name() {
+            return NAME;
+        }
+
+        @Override
+        Decode decode() {
+            return VIEW;
+        }
+
+        @Override
+        RecordDecodeExpression withChildren(Expression record, Expression unused) {
+            return new RecordStruct(record, unused, type);
+        }
+
+        @Override
+        public DataType dataType() {
+            return type;
+        }
     }
 
     @Override
@@ -127,7 +204,7 @@ public final class GroupRecordExpression extends RecordDecodeExpression {
 
     @Override
     public DataType dataType() {
-        return type;
+        return RESULT;
     }
 
     /** The decode; serialized with the plan, its converters built once per JVM on first use. */
@@ -153,18 +230,34 @@ public final class GroupRecordExpression extends RecordDecodeExpression {
         @Override
         public InternalRow apply(byte[] key, byte[] value) {
             try {
-                return decode(tables(), type.size(), key, value);
+                return decode(tables(), key, value);
             } catch (RuntimeException notExact) {
                 return null;
             }
         }
     }
 
-    /** One record type: Kafka's registry entry, where its struct goes in the result, its converters. */
-    private record RecordKind(CoordinatorRecordType kafka, int ordinal, StructConverter key, StructConverter value,
+    /** One record type: Kafka's registry entry, its struct's Spark type, its converters. */
+    private record RecordKind(CoordinatorRecordType kafka, StructType struct, StructConverter key, StructConverter value,
                               short lowVersion, short highVersion) { }
 
-    static InternalRow decode(RecordKind[] kinds, int width, byte[] key, byte[] value) {
+    /** Per task thread, per record type: the projection writing its struct as an UnsafeRow (it reuses a buffer). */
+    private static final ThreadLocal<UnsafeProjection[]> TO_UNSAFE = ThreadLocal.withInitial(() -> new UnsafeProjection[64]);
+
+    /** struct&lt;key, value&gt; in Spark's row format, copied out of the projection's reused buffer. */
+    private static byte[] unsafeBytes(RecordKind kind, short id, Object keyRow, Object valueRow) {
+        UnsafeProjection[] projections = TO_UNSAFE.get();
+        UnsafeProjection projection = projections[id];
+        if (projection == null) {
+            projection = projections[id] = UnsafeProjection.create(kind.struct);
+        }
+        UnsafeRow row = projection.apply(new GenericInternalRow(new Object[] {keyRow, valueRow}));
+        byte[] bytes = new byte[row.getSizeInBytes()];
+        row.writeToMemory(bytes, Platform.BYTE_ARRAY_OFFSET);
+        return bytes;
+    }
+
+    static InternalRow decode(RecordKind[] kinds, byte[] key, byte[] value) {
         if (key == null || key.length < 2) {
             return null;
         }
@@ -181,11 +274,8 @@ public final class GroupRecordExpression extends RecordDecodeExpression {
         }
         boolean[] taggedValue = {false};
         Object keyRow = kind.key.convert(k, taggedValue);  // U+FFFD in a key string: not exact (non-flexible)
-        Object[] fields = new Object[width];
         if (value == null) {
-            fields[1] = true;
-            fields[kind.ordinal] = new GenericInternalRow(new Object[] {keyRow, null});
-            return new GenericInternalRow(fields);
+            return new GenericInternalRow(new Object[] {null, true, unsafeBytes(kind, id, keyRow, null)});
         }
         if (value.length < 2) {
             return null;
@@ -204,10 +294,7 @@ public final class GroupRecordExpression extends RecordDecodeExpression {
         if (!(taggedValue[0] ? writesBack(v, value, version) : sameSize(v, value, version))) {
             return null;
         }
-        fields[0] = version;
-        fields[1] = false;
-        fields[kind.ordinal] = new GenericInternalRow(new Object[] {keyRow, valueRow});
-        return new GenericInternalRow(fields);
+        return new GenericInternalRow(new Object[] {version, false, unsafeBytes(kind, id, keyRow, valueRow)});
     }
 
     /**
@@ -285,7 +372,10 @@ public final class GroupRecordExpression extends RecordDecodeExpression {
             if (kafka.id() >= kinds.length) {
                 kinds = Arrays.copyOf(kinds, kafka.id() + 1);
             }
-            kinds[kafka.id()] = new RecordKind(kafka, i, key, value, range[0], range[1]);
+            if (kafka.id() >= 64) {
+                throw new IllegalArgumentException(NAME + ": record type id " + kafka.id() + " above 63");
+            }
+            kinds[kafka.id()] = new RecordKind(kafka, record, key, value, range[0], range[1]);
         }
         return kinds;
     }
