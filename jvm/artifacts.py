@@ -126,6 +126,7 @@ UDF_PROJECT = PROJECT_ROOT / "jvm" / "offset-commit-udf"
 OFFSET_COMMIT_EXPRESSION_CLASS = "offsetlake.decode.OffsetCommitExpression"
 GROUP_METADATA_EXPRESSION_CLASS = "offsetlake.decode.GroupMetadataExpression"
 RECORD_TYPE_UDF_CLASS = "offsetlake.decode.RecordTypeUdf"
+GROUP_RECORD_EXPRESSION_CLASS = "offsetlake.decode.GroupRecordExpression"
 
 
 def _udf_dir() -> Path:

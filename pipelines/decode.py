@@ -18,7 +18,10 @@ family has its own narrow schema (``schemas.decoded_records``):
   malformed bytes) go per record through the generated readers (``decoders.readers``);
 * **the newer group protocols** (KIP-848 consumer, KIP-932 share, KIP-1071 streams
   records): one struct column per record type, the shape of
-  ``silver.consumer_group_records``, decoded per record in Python;
+  ``silver.consumer_group_records``, decoded in the JVM by Kafka's own generated classes
+  (``GroupRecordExpression``, same jar, same contract); the records it leaves (type 9, which
+  only Kafka 4.0 wrote; tags newer than the shaded Kafka; malformed bytes) go per record
+  through the Python decoders;
 * **unroutable** records (null or short key, unknown type): straight to quarantine.
 
 Two stages, so that each record is decoded once and read once: ``first_stage`` routes
@@ -49,6 +52,7 @@ from schemas.decoded_records import (
     GROUP_METADATA_FAMILY,
     GROUP_METADATA_RECORD_TYPE,
     NEWER_GROUP_RECORD_TYPE_IDS,
+    NEWER_GROUP_RECORD_TYPES,
     NEWER_GROUP_RECORDS_FAMILY,
     OFFSET_COMMIT_FAMILY,
     OFFSET_COMMIT_FIELDS,
@@ -79,19 +83,66 @@ def _group_metadata_udf_type() -> T.StructType:
 
     return T.StructType([GROUP_METADATA_FAMILY["value_version"], GROUP_METADATA_FAMILY["is_tombstone"],
                          GROUP_METADATA_FAMILY["group_metadata"]])
+
+
+def _group_record_udf_type() -> T.StructType:
+    """What ``GroupRecordExpression`` decodes to: value_version, is_tombstone and one struct per newer record type
+    (it returns the record's struct as bytes, which ``GROUP_RECORD_STRUCT_UDF`` shows as its column)."""
+    from pyspark.sql import types as T
+
+    return T.StructType([NEWER_GROUP_RECORDS_FAMILY["value_version"], NEWER_GROUP_RECORDS_FAMILY["is_tombstone"],
+                         *[NEWER_GROUP_RECORDS_FAMILY[name] for name in NEWER_GROUP_RECORD_TYPES]])
+
+
+def _group_record_udf_spec() -> str:
+    """What ``GroupRecordExpression`` must know of the reference beyond the Spark type, one tab-separated line each:
+    the value versions it reads (``versions <record> <low> <high>``) and every tagged field with its default
+    (``tagged <record>.value.<field>... <json>``: an int, ``[]``, ``null``, or ``-`` for another default), which
+    a record decodes to when its tag is absent and which the JVM uses for a tag newer than its Kafka classes."""
+    from decoders.layout import BY_NAME
+    from decoders.spec import ArrayOf, StructSpec
+
+    lines = []
+
+    def tagged_defaults(struct: StructSpec, path: str) -> None:
+        for f in struct.fields:
+            element = f.type.element if isinstance(f.type, ArrayOf) else f.type
+            if isinstance(element, StructSpec):
+                tagged_defaults(element, f"{path}.{f.name}")
+            if f.tag is None:
+                continue
+            default = f.default
+            if default is None or default == []:
+                text = "null" if default is None else "[]"
+            elif isinstance(default, int) and not isinstance(default, bool):
+                text = str(default)
+            else:
+                text = "-"
+            lines.append(f"tagged\t{path}.{f.name}\t{text}")
+
+    for name in NEWER_GROUP_RECORD_TYPES:
+        spec = BY_NAME[name]
+        assert spec.value_versions.high is not None
+        lines.append(f"versions\t{name}\t{spec.value_versions.low}\t{spec.value_versions.high}")
+        tagged_defaults(spec.value, f"{name}.value")
+    return "\n".join(lines)
+
+
 _QUARANTINE_COLUMNS = tuple(f.name for f in QUARANTINE_FIELDS)
 
 
 RECORD_TYPE_UDF = "offsetlake_record_type"
 OFFSET_COMMIT_UDF = "offsetlake_decode_offset_commit"
 GROUP_METADATA_UDF = "offsetlake_decode_group_metadata"
+GROUP_RECORD_UDF = "offsetlake_decode_group_record"
+GROUP_RECORD_STRUCT_UDF = "offsetlake_group_record_struct"
 
 
 def register_jvm_udfs(spark: Any) -> None:
     """Register the JVM functions of ``jvm/offset-commit-udf`` (the jar is on ``spark.jars``,
     pipelines/spark_session.py); idempotent. ``build_spark_session`` calls it.
 
-    The two decodes are Catalyst expressions (``RecordDecodeExpression`` says why), registered by
+    The three decodes are Catalyst expressions (``RecordDecodeExpression`` says why), registered by
     their own static methods in the session's function registry; they report themselves
     nondeterministic although they are not: Spark's optimizer would otherwise inline a
     struct-valued function into every ``d.field`` that reads it (CollapseProject), running the
@@ -100,7 +151,12 @@ def register_jvm_udfs(spark: Any) -> None:
     loaded through the thread's context class loader, which holds ``spark.jars``.
     """
 
-    from jvm.artifacts import GROUP_METADATA_EXPRESSION_CLASS, OFFSET_COMMIT_EXPRESSION_CLASS, RECORD_TYPE_UDF_CLASS
+    from jvm.artifacts import (
+        GROUP_METADATA_EXPRESSION_CLASS,
+        GROUP_RECORD_EXPRESSION_CLASS,
+        OFFSET_COMMIT_EXPRESSION_CLASS,
+        RECORD_TYPE_UDF_CLASS,
+    )
 
     gateway = spark.sparkContext._gateway
     jvm = spark.sparkContext._jvm
@@ -123,6 +179,9 @@ def register_jvm_udfs(spark: Any) -> None:
     group_type = spark._jsparkSession.parseDataType(_group_metadata_udf_type().json())
     call_static(GROUP_METADATA_EXPRESSION_CLASS, "register", session,
                 ("org.apache.spark.sql.types.DataType", group_type))
+    newer_type = spark._jsparkSession.parseDataType(_group_record_udf_type().json())
+    call_static(GROUP_RECORD_EXPRESSION_CLASS, "register", session,
+                ("org.apache.spark.sql.types.DataType", newer_type), ("java.lang.String", _group_record_udf_spec()))
 
 
 def record_type_column(key: Column) -> Column:
@@ -194,11 +253,11 @@ def first_stage(raw: DataFrame) -> DataFrame:
     """The first stage: one row per record, routed to its family and decoded in the JVM where Kafka's classes can.
 
     One projection, no Python, one pass over the records whatever families they hold: the source
-    position, ``record_type``, ``FAMILY``, the JVM's struct for an offset commit (``commit``) or a
-    GroupMetadata record (``group``; null for every other row: a null bit in the JVM, nothing in
-    Arrow, since no Python reads this frame), and ``PENDING`` with the raw bytes for each row the JVM
-    does not decode exactly (all newer group records and unroutable records: no JVM decoder for them
-    yet). ``families`` splits it; ``stage_counts`` counts it.
+    position, ``record_type``, ``FAMILY``, the JVM's struct for an offset commit (``commit``), a
+    GroupMetadata record (``group``) or a newer group record (``newer``; each null for every other
+    row: a null bit in the JVM, nothing in Arrow, since no Python reads this frame), and ``PENDING``
+    with the raw bytes for each row the JVM does not decode exactly (and every unroutable record: no
+    JVM decoder for them). ``families`` splits it; ``stage_counts`` counts it.
     """
     from pyspark.sql import functions as F
 
@@ -215,13 +274,16 @@ def first_stage(raw: DataFrame) -> DataFrame:
                F.call_function(OFFSET_COMMIT_UDF, F.col("key"), F.col("value"))).alias("commit"),
         F.when(kind == GROUP_METADATA_RECORD_TYPE,
                F.call_function(GROUP_METADATA_UDF, F.col("key"), F.col("value"))).alias("group"),
+        F.when(kind.isin(*NEWER_GROUP_RECORD_TYPE_IDS),
+               F.call_function(GROUP_RECORD_UDF, F.col("key"), F.col("value"))).alias("newer"),
     )
     left = (F.when(F.col(FAMILY) == family_code("offset_commits"), F.col("commit").isNull())
-            .when(F.col(FAMILY) == family_code("group_metadata"), F.col("group").isNull()).otherwise(True))
+            .when(F.col(FAMILY) == family_code("group_metadata"), F.col("group").isNull())
+            .when(F.col(FAMILY) == family_code("newer_group_records"), F.col("newer").isNull()).otherwise(True))
     return decoded.select(
         F.col("topic").alias("topic_name"), F.col("partition").alias("source_partition"),
         F.col("offset").alias("source_offset"), F.col("timestamp").alias("record_timestamp"), "record_type",
-        FAMILY, "commit", "group", left.alias(PENDING),
+        FAMILY, "commit", "group", "newer", left.alias(PENDING),
         F.when(left, F.col("key")).alias("raw_key"), F.when(left, F.col("value")).alias("raw_value"),
     )
 
@@ -250,9 +312,32 @@ def families(stage: DataFrame) -> DecodedFamilies:
         group_metadata=of("group_metadata").select(
             *position, F.lit("group_metadata").alias("type"), "group.value_version", "group.is_tombstone",
             "group.group_metadata", *quarantine_columns),
-        newer_group_records=all_pending("newer_group_records"),
+        newer_group_records=of("newer_group_records").select(
+            *position, F.when(F.col("newer").isNotNull(), _type_name(F.col("record_type"))).alias("type"),
+            "newer.value_version", "newer.is_tombstone", *_record_structs(), *quarantine_columns),
         unroutable=all_pending("unroutable"),
     )
+
+
+def _record_structs() -> list[Column]:
+    """The newer family's struct columns from the JVM decode's record bytes: the row's own type set, others null."""
+    from pyspark.sql import functions as F
+
+    from decoders.layout import BY_NAME
+
+    return [F.when(F.col("record_type") == BY_NAME[name].type_id,
+                   F.call_function(GROUP_RECORD_STRUCT_UDF, F.col("newer.record"), F.lit(name))).alias(name)
+            for name in NEWER_GROUP_RECORD_TYPES]
+
+
+def _type_name(record_type: Column) -> Column:
+    """A newer group record's type name (``consumer_group_metadata`` ...) from its type id."""
+    from pyspark.sql import functions as F
+
+    from decoders.layout import BY_NAME
+
+    names = F.create_map(*[F.lit(x) for name in NEWER_GROUP_RECORD_TYPES for x in (BY_NAME[name].type_id, name)])
+    return F.element_at(names, record_type.cast("int"))
 
 
 def complete(first: DecodedFamilies, pending: Collection[str] | None = None) -> DecodedFamilies:

@@ -551,10 +551,12 @@ def test_the_spark_decode_agrees_with_the_pure_decoders_on_every_record_the_brok
     decodes every record of the log as the pure decoders do, which the tests above hold to Kafka's
     DumpLogSegments and formatters: so the Spark path agrees with Kafka's own tools on a real broker's
     records (issue 13). Offset commits compare flat; group records through their struct columns."""
-    from pipelines.decode import decode_raw_records, offset_commits
+    from pipelines.decode import GROUP_RECORD_UDF, decode_raw_records, offset_commits
+    from schemas.decoded_records import NEWER_GROUP_RECORD_TYPE_IDS
     from tests.pipelines.test_decode import (
         assert_decoded_as_the_pure_decoder_does,
         expected_offset_commit,
+        jvm_decoded,
         raw_frame,
     )
 
@@ -572,3 +574,6 @@ def test_the_spark_decode_agrees_with_the_pure_decoders_on_every_record_the_brok
         assert {name: rows[i][name] for name in expected} == expected, i
 
     assert_decoded_as_the_pure_decoder_does(decode_raw_records(raw_frame(spark, groups)), groups)
+    # The broker (Kafka 4.2) writes no tag the shaded Kafka classes lack: the JVM decodes every KIP-848 record.
+    newer = [(raw.key, raw.value) for raw in records if record_type_and_version(raw)[0] in NEWER_GROUP_RECORD_TYPE_IDS]
+    assert newer and jvm_decoded(spark, GROUP_RECORD_UDF, newer) == [True] * len(newer)

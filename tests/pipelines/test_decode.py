@@ -33,6 +33,7 @@ from decoders.records import jsonable
 from decoders.sticky_user_data import encode_sticky_user_data
 from pipelines.decode import (
     GROUP_METADATA_UDF,
+    GROUP_RECORD_UDF,
     decode_raw_records,
     group_metadata_records,
     newer_group_records,
@@ -41,6 +42,8 @@ from pipelines.decode import (
 )
 from schemas.decoded_records import (
     GROUP_METADATA_FAMILY,
+    NEWER_GROUP_RECORD_TYPE_IDS,
+    NEWER_GROUP_RECORD_TYPES,
     NEWER_GROUP_RECORDS_FAMILY,
     OFFSET_COMMIT_FAMILY,
     OFFSET_COMMIT_FIELDS,
@@ -659,3 +662,180 @@ def test_rows_the_jvm_leaves_are_pending_with_their_raw_bytes_until_the_python_s
     assert sorted(done) == [0, 1]
     assert (done[1]["group"], done[1]["partition"], done[1]["offset"]) == ("g", 4, 14)
     assert "raw_key" not in done[1].asDict()  # decoded rows keep no raw bytes
+
+
+# ------------------------------------------------------------------ the newer group records in the JVM
+NEWER_CASES = [(spec, version) for spec, version in record_cases() if spec.type_id in NEWER_GROUP_RECORD_TYPE_IDS]
+NOT_IN_KAFKAS_CLASSES = {9}
+"""ShareGroupPartitionMetadata existed only in Kafka 4.0: the shaded Kafka 4.2 has no class for it."""
+KAFKA_4_3_TAGS = {
+    "consumer_group_target_assignment_metadata": {"assignment_timestamp": 0},
+    "share_group_target_assignment_metadata": {"assignment_timestamp": 0},
+    "streams_group_target_assignment_metadata": {"assignment_timestamp": 0},
+    "consumer_group_current_member_assignment": {"assigned_partitions": "assignment_epochs",
+                                                 "partitions_pending_revocation": "assignment_epochs"},
+}
+"""Tagged fields Kafka 4.3 added, which the reference reads and the shaded Kafka 4.2 does not know: at their
+default they are not on the wire; set, Kafka's class sees an unknown tag and leaves the record to Python."""
+
+
+def without_kafka_4_3_tags(name: str, value: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``value`` with Kafka 4.3's tags at their default (not written)."""
+    if value is None:
+        return None
+    for field, default in KAFKA_4_3_TAGS.get(name, {}).items():
+        if field == "assignment_timestamp":
+            value[field] = default
+        else:
+            for partitions in value[field]:
+                partitions[default] = []
+    return value
+
+
+@st.composite
+def newer_group_record_batch(draw: st.DrawFn) -> list[tuple[bytes, bytes | None]]:
+    """A record of every newer type and version Kafka's classes know (tags of Kafka 4.3 left out), or its tombstone."""
+    records = []
+    for spec, version in NEWER_CASES:
+        if spec.type_id in NOT_IN_KAFKAS_CLASSES:
+            continue
+        key = draw(struct_strategy(spec.key, 0))
+        value = draw(st.none() | struct_strategy(spec.value, version).map(
+            lambda v, name=spec.name: without_kafka_4_3_tags(name, v)))
+        records.append(encode_record(spec.name, key, value, None if value is None else version))
+    return records
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(batch=newer_group_record_batch())
+def test_kafkas_own_classes_decode_every_newer_group_record_type_and_version_in_the_jvm_as_the_pure_decoder_does(
+        spark, batch) -> None:
+    assert jvm_decoded(spark, GROUP_RECORD_UDF, batch) == [True] * len(batch)
+    decoded = decode_raw_records(raw_frame(spark, batch))
+    assert quarantine(decoded).count() == 0
+    assert_decoded_as_the_pure_decoder_does(decoded, batch)
+
+
+def test_the_jvm_group_record_functions_return_the_newer_familys_columns(spark) -> None:
+    """The decode returns the family's value_version and is_tombstone and the record's struct as bytes (three
+    fields keep the first stage in whole-stage code); the struct function shows those bytes as the family's
+    column of each record type."""
+    from pipelines.decode import GROUP_RECORD_STRUCT_UDF
+
+    key, value = encode_record("consumer_group_metadata", {"group_id": "g"}, {"epoch": 1})
+    decoded = raw_frame(spark, [(key, value)]).selectExpr(f"{GROUP_RECORD_UDF}(key, value) AS d")
+    assert [(f.name, f.dataType.simpleString()) for f in decoded.schema["d"].dataType.fields] == [
+        ("value_version", "smallint"), ("is_tombstone", "boolean"), ("record", "binary")]
+    structs = decoded.selectExpr(*[f"{GROUP_RECORD_STRUCT_UDF}(d.record, '{name}') AS {name}"
+                                   for name in NEWER_GROUP_RECORD_TYPES])
+    assert [structs.schema[name].dataType for name in NEWER_GROUP_RECORD_TYPES] == [
+        NEWER_GROUP_RECORDS_FAMILY[name].dataType for name in NEWER_GROUP_RECORD_TYPES]
+    assert structs.first()["consumer_group_metadata"].asDict(recursive=True) == {
+        "key": {"group_id": "g"}, "value": {"epoch": 1, "metadata_hash": 0}}
+
+
+def _member_metadata(**changes: Any) -> tuple[bytes, bytes]:
+    value = {"instance_id": None, "rack_id": "rack-1", "client_id": "c-1", "client_host": "/10.0.0.7",
+             "subscribed_topic_names": ["orders"], "subscribed_topic_regex": None, "rebalance_timeout_ms": 300_000,
+             "server_assignor": "uniform", "classic_member_metadata": None, **changes}
+    key, encoded = encode_record("consumer_group_member_metadata", {"group_id": "g", "member_id": "m-1"}, value)
+    assert encoded is not None
+    return key, encoded
+
+
+def newer_records_left_to_python() -> dict[str, tuple[bytes, bytes | None]]:
+    """Records of the newer family that GroupRecordExpression must leave to the Python decoders (its class
+    comment says why), which decode or quarantine them."""
+    topic_id = Uuid(bytes(range(1, 17)))
+    epoch_key, epoch = encode_record("consumer_group_metadata", {"group_id": "g"}, {"epoch": 7})
+    assert epoch is not None and epoch.endswith(b"\x00")  # v0, flexible: an empty tag section at the end
+    hash_key, hashed = encode_record("consumer_group_metadata", {"group_id": "g"}, {"epoch": 7, "metadata_hash": -1})
+    assert hashed is not None and hashed.endswith(b"\x01\x00\x08" + b"\xff" * 8)  # tag 0, 8 bytes
+    member_key, member = _member_metadata()
+    endpoint_key, endpoint = encode_record("streams_group_member_metadata", {"group_id": "g", "member_id": "m-1"}, {
+        "instance_id": None, "rack_id": None, "client_id": "c", "client_host": "h", "rebalance_timeout_ms": 1,
+        "topology_epoch": 1, "process_id": "p", "user_endpoint": {"host": "h", "port": 8080}, "client_tags": []})
+    assert endpoint is not None and b"\x01\x02h\x1f\x90" in endpoint  # the endpoint's int8 marker 1, then host, port
+    share_9 = encode_record(9, {"group_id": "g"}, {"topics": [{"topic_id": topic_id, "topic_name": "orders",
+                                                                "num_partitions": 1, "partition_metadata": []}]})
+    return {
+        "ShareGroupPartitionMetadata (type 9, Kafka 4.0 only)": share_9,
+        "Kafka 4.3's assignment timestamp": encode_record(
+            "consumer_group_target_assignment_metadata", {"group_id": "g"},
+            {"assignment_epoch": 3, "assignment_timestamp": 1_700_000_000_123}),
+        "Kafka 4.3's assignment epochs": encode_record(
+            "consumer_group_current_member_assignment", {"group_id": "g", "member_id": "m-1"}, {
+                "member_epoch": 3, "previous_member_epoch": 2, "state": 0, "partitions_pending_revocation": [],
+                "assigned_partitions": [{"topic_id": topic_id, "partitions": [0, 1], "assignment_epochs": [3, 3]}]}),
+        "an unknown tagged field": (epoch_key, epoch[:-1] + b"\x01\x07\x02\xaa\xbb"),
+        "an unknown tagged field in a nested struct": (  # tag 5 in the endpoint's own tag section
+            endpoint_key, endpoint.replace(b"\x01\x02h\x1f\x90\x00", b"\x01\x02h\x1f\x90\x01\x05\x01\x00")),
+        "a known tag declaring 9 bytes for its int64": (hash_key, hashed[:-9] + b"\x09" + hashed[-8:]),
+        "a known tag written with its default value": (epoch_key, epoch[:-1] + b"\x01\x00\x08" + bytes(8)),
+        "a trailing byte after the value": (epoch_key, epoch + b"\x00"),
+        "a trailing byte after the key": (epoch_key + b"\x00", epoch),
+        "a non-minimal tag count": (epoch_key, epoch[:-1] + b"\x80\x00"),
+        "a non-minimal client id length": (member_key, member.replace(b"\x04c-1", b"\x84\x00c-1")),
+        "invalid utf-8 in the client host": (member_key, member.replace(b"/10.0.0.7", b"/10.0.0\xff")),
+        "a real U+FFFD in the member id": (member_key[:-3] + "\ufffd".encode(), member),
+        "value version 1": (epoch_key, b"\x00\x01" + epoch[2:]),
+        "the value cut short": (epoch_key, epoch[:-2]),
+    }
+
+
+def test_newer_group_records_kafkas_classes_do_not_decode_exactly_are_left_to_python_and_decoded_as_it_decodes(
+        spark) -> None:
+    cases = newer_records_left_to_python()
+    records = list(cases.values())
+    assert dict(zip(cases, jvm_decoded(spark, GROUP_RECORD_UDF, records), strict=True)) == dict.fromkeys(cases, False)
+    assert_decoded_as_the_pure_decoder_does(decode_raw_records(raw_frame(spark, records)), records)
+
+
+def test_a_nullable_structs_marker_other_than_1_is_decoded_in_the_jvm_as_the_pure_decoder_does(spark) -> None:
+    """Kafka's reader and the reference both read any int8 marker >= 0 as "present": the same row, so the
+    JVM takes it although Kafka would write the marker back as 1 (GroupRecordExpression.sameSize)."""
+    key, value = encode_record("streams_group_member_metadata", {"group_id": "g", "member_id": "m-1"}, {
+        "instance_id": None, "rack_id": None, "client_id": "c", "client_host": "h", "rebalance_timeout_ms": 1,
+        "topology_epoch": 1, "process_id": "p", "user_endpoint": {"host": "h", "port": 8080}, "client_tags": []})
+    assert value is not None and value.count(b"\x01\x02h\x1f\x90") == 1
+    records = [(key, value.replace(b"\x01\x02h\x1f\x90", bytes([marker]) + b"\x02h\x1f\x90")) for marker in (2, 127)]
+    assert jvm_decoded(spark, GROUP_RECORD_UDF, records) == [True, True]
+    decoded = decode_raw_records(raw_frame(spark, records))
+    assert_decoded_as_the_pure_decoder_does(decoded, records)
+    assert [r["streams_group_member_metadata"]["value"]["user_endpoint"]["port"]
+            for r in newer_group_records(decoded).collect()] == [8080, 8080]
+
+
+@st.composite
+def mutated_newer_group_record_batch(draw: st.DrawFn) -> list[tuple[bytes, bytes | None]]:
+    """Newer group records with their key (after the type) or value mutated (``mutated``), some left whole."""
+    data = draw(st.data())
+    records = []
+    for key, value in draw(newer_group_record_batch()):
+        where = draw(st.sampled_from(["key", "value", "none"]))
+        if where == "key":
+            records.append((key[:2] + mutated(data, key[2:]), value))  # the same record type: the same family
+        elif where == "value" and value is not None:
+            records.append((key, mutated(data, value)))
+        else:
+            records.append((key, value))
+    return records
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(batch=mutated_newer_group_record_batch())
+def test_a_mutated_newer_group_record_is_decoded_or_quarantined_in_spark_as_the_pure_decoder_does(
+        spark, batch) -> None:
+    assert_decoded_as_the_pure_decoder_does(decode_raw_records(raw_frame(spark, batch)), batch)
+
+
+def test_newer_group_records_decode_the_same_in_generated_code_as_interpreted(spark, generated_code) -> None:
+    """Production runs the JVM group-record function in generated code (a generated projection: its result has
+    more leaf fields than spark.sql.codegen.maxFields, so Spark keeps it out of whole-stage code); the suite
+    otherwise runs it interpreted."""
+    from bench.group_records import kip848_records
+
+    records = [*kip848_records(), *newer_records_left_to_python().values()]
+    decoded = decode_raw_records(raw_frame(spark, records))
+    assert GROUP_RECORD_UDF in newer_group_records(decoded)._jdf.queryExecution().executedPlan().toString()
+    assert_decoded_as_the_pure_decoder_does(decoded, records)
