@@ -14,7 +14,7 @@ ONE core (Spark ``local[1]``; the pure decoders in this process):
   ``mapInArrow`` per record through ``decode_record``, ``from_pylist`` into Arrow;
 * Spark family pass, JVM: as ingest decodes it now: the JVM stage (``pipelines.decode.first_stage``:
   ``GroupRecordExpression``, Kafka's own classes), then the Python stage (``complete``) only for the rows
-  the JVM left (the 4.3 case below);
+  the JVM left (none with the shaded Kafka 4.3.1; with 4.2.1, the 4.3 case below);
 * plain Spark scan of the same rows, for scale (the two Spark figures include it).
 
 A Spark figure is the marginal cost of a record: one job over ``--rows`` records in Parquet (the case's
@@ -28,8 +28,8 @@ count) that is within the noise of the loaded 2-core machine, hence a million.
 Cases:
 
 * kip848 as Kafka 4.3 writes it: bench/group_records.py's five KIP-848 records (types 3, 5, 6, 7, 8)
-  as they are there, with 4.3's AssignmentTimestamp (type 6) and AssignmentEpochs (type 8) tags, which the
-  shaded Kafka 4.2 classes do not know: the JVM leaves those two records to Python;
+  as they are there, with 4.3's AssignmentTimestamp (type 6) and AssignmentEpochs (type 8) tags (Kafka
+  4.2.1's classes, shaded before, did not know them and left those two records to Python);
 * kip848 as Kafka 4.2 writes it: the same five records without those two tags (what the embedded 4.2
   broker writes): all decoded in the JVM;
 * share: a ShareGroupCurrentMemberAssignment (type 14) of three topics, 24 partitions;

@@ -574,6 +574,6 @@ def test_the_spark_decode_agrees_with_the_pure_decoders_on_every_record_the_brok
         assert {name: rows[i][name] for name in expected} == expected, i
 
     assert_decoded_as_the_pure_decoder_does(decode_raw_records(raw_frame(spark, groups)), groups)
-    # The broker (Kafka 4.2) writes no tag the shaded Kafka classes lack: the JVM decodes every KIP-848 record.
+    # The JVM (Kafka 4.3.1's classes) decodes every KIP-848 record the broker (4.2.1) wrote.
     newer = [(raw.key, raw.value) for raw in records if record_type_and_version(raw)[0] in NEWER_GROUP_RECORD_TYPE_IDS]
     assert newer and jvm_decoded(spark, GROUP_RECORD_UDF, newer) == [True] * len(newer)

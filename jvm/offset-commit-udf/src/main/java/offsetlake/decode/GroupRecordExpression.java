@@ -69,10 +69,11 @@ import org.apache.spark.unsafe.types.UTF8String;
  * row costs. Method handles and LambdaMetafactory-made getters timed the same; a quarter of the JFR samples
  * are Spark's UTF-8 strings made from Kafka's Java strings.
  * Building the converters checks the two layouts agree: every field of Kafka's class must have a Spark column
- * and every Spark column an accessor, except a tagged field newer than the shaded Kafka (4.3's
- * AssignmentTimestamp and ConsumerGroup AssignmentEpochs, not in 4.2): then the Python reference's default,
- * given by Python with the type, is what a record without that tag decodes to, and a record carrying the tag
- * has an unknown tagged field for Kafka's class, so is left to Python.
+ * and every Spark column an accessor, except a tagged field newer than the shaded Kafka (none with Kafka
+ * 4.3.1, the release the reference describes; with 4.2.1, 4.3's AssignmentTimestamp and consumer-group
+ * AssignmentEpochs): then the Python reference's default, given by Python with the type, is what a record
+ * without that tag decodes to, and a record carrying the tag has an unknown tagged field for Kafka's class,
+ * so is left to Python.
  *
  * <p><b>Exactness</b> (OffsetCommitExpression's contract): null, and the Python decoders take the record, for
  * a record type the shaded Kafka does not know (9, ShareGroupPartitionMetadata, Kafka 4.0 only) or Python does
