@@ -28,7 +28,9 @@ cooperative-sticky) and big (200 members, cooperative-sticky, 20 topics) groups.
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -89,6 +91,8 @@ def main() -> None:
     from schemas.decoded_records import GROUP_METADATA_FAMILY
 
     work = Path(tempfile.mkdtemp(prefix="offsetlake-bench-gm-"))
+
+    atexit.register(shutil.rmtree, work, True)  # its data can take hundreds of MB of /tmp
     spark = build_spark_session(Settings(warehouse=str(work / "warehouse"), spark=SparkSettings(
         master="local[1]", shuffle_partitions=1, driver_memory="2g", log_level="ERROR")))
     print(f"GroupMetadata per record: Spark {spark.version}, master local[1]; load average "

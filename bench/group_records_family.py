@@ -44,7 +44,9 @@ the end; the last line gives the speed-up of the JVM pass over the table-driven 
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -133,6 +135,8 @@ def main() -> None:
     from schemas.decoded_records import NEWER_GROUP_RECORDS_FAMILY
 
     work = Path(tempfile.mkdtemp(prefix="offsetlake-bench-newer-"))
+
+    atexit.register(shutil.rmtree, work, True)  # its data can take hundreds of MB of /tmp
     spark = build_spark_session(Settings(warehouse=str(work / "warehouse"), spark=SparkSettings(
         master="local[1]", shuffle_partitions=1, driver_memory="2g", log_level="ERROR")))
     print(f"newer group records per record: Spark {spark.version}, master local[1]; load average {load()}")

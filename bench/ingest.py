@@ -20,8 +20,10 @@ Spark JVM (VmHWM).
 from __future__ import annotations
 
 import argparse
+import atexit
 import dataclasses
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -71,6 +73,8 @@ def main() -> None:
     from pipelines.spark_session import build_spark_session
 
     work = Path(tempfile.mkdtemp(prefix="offsetlake-bench-ingest-"))
+
+    atexit.register(shutil.rmtree, work, True)  # its data can take hundreds of MB of /tmp
     with EmbeddedBroker(work / "broker", heap="1g") as broker:
         config = {"bootstrap.servers": broker.bootstrap_servers}
         topic = "bench-offsets"

@@ -269,7 +269,7 @@ public final class GroupRecordExpression extends RecordDecodeExpression {
             return null;
         }
         ApiMessage k = kind.kafka.newRecordKey();
-        k.read(new ByteBufferAccessor(keyBuffer), KEY_VERSION);
+        k.read(new CanonicalReader(keyBuffer), KEY_VERSION);  // Kafka's reads, strings without an extra copy
         if (keyBuffer.hasRemaining()) {
             return null;
         }
@@ -287,7 +287,7 @@ public final class GroupRecordExpression extends RecordDecodeExpression {
             return null;
         }
         ApiMessage v = kind.kafka.newRecordValue();
-        v.read(new ByteBufferAccessor(valueBuffer), version);
+        v.read(new CanonicalReader(valueBuffer), version);
         if (valueBuffer.hasRemaining()) {
             return null;
         }
