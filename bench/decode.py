@@ -254,7 +254,6 @@ def main() -> None:
     from pipelines.spark_session import build_spark_session
 
     work = Path(tempfile.mkdtemp(prefix="offsetlake-bench-"))
-
     atexit.register(shutil.rmtree, work, True)  # its data can take hundreds of MB of /tmp
     spark = build_spark_session(Settings(warehouse=str(work / "warehouse"),
                                          spark=SparkSettings(shuffle_partitions=4, driver_memory="4g",

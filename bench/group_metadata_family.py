@@ -91,7 +91,6 @@ def main() -> None:
     from schemas.decoded_records import GROUP_METADATA_FAMILY
 
     work = Path(tempfile.mkdtemp(prefix="offsetlake-bench-gm-"))
-
     atexit.register(shutil.rmtree, work, True)  # its data can take hundreds of MB of /tmp
     spark = build_spark_session(Settings(warehouse=str(work / "warehouse"), spark=SparkSettings(
         master="local[1]", shuffle_partitions=1, driver_memory="2g", log_level="ERROR")))

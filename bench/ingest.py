@@ -73,7 +73,6 @@ def main() -> None:
     from pipelines.spark_session import build_spark_session
 
     work = Path(tempfile.mkdtemp(prefix="offsetlake-bench-ingest-"))
-
     atexit.register(shutil.rmtree, work, True)  # its data can take hundreds of MB of /tmp
     with EmbeddedBroker(work / "broker", heap="1g") as broker:
         config = {"bootstrap.servers": broker.bootstrap_servers}
