@@ -15,6 +15,7 @@ import pytest
 
 from broker.embedded import EmbeddedBroker
 from conf.settings import KafkaSettings, Settings, SparkSettings
+from tests.background import BACKGROUND_FIXTURES, BackgroundBuilds, fixtures_needed, order_items
 from tests.spark_conf import SESSION_DRIVER_JAVA_OPTIONS, TEST_SPARK_CONF
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
@@ -27,11 +28,12 @@ JVM_PROCESS_FIXTURES = frozenset({"assignor_oracle", "hash_order_oracle", "proto
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark what each test needs, then run the Airflow DAG tests last.
+    """Mark what each test needs, run the tests of the background warehouses late and the Airflow DAG tests last.
 
     ``broker`` and ``jvm_process`` are derived from the fixtures a test uses (directly or through
     other fixtures), so ``make test-fast`` (``-m "not broker and not jvm_process"``) cannot miss one;
-    tests that start a JVM without such a fixture carry the mark themselves.
+    tests that start a JVM without such a fixture carry the mark themselves. A background warehouse
+    (tests/background.py) is built on a broker of its own: its tests are ``broker`` tests too.
 
     ``dag.test()`` runs Airflow in this process (its logging configuration, an in-process
     execution API thread). Seen once: confluent-kafka consumers started by a later test module
@@ -40,12 +42,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
-        if "kafka_broker" in names:
+        if "kafka_broker" in names or names & set(BACKGROUND_FIXTURES):
             item.add_marker(pytest.mark.broker)
         if names & JVM_PROCESS_FIXTURES:
             item.add_marker(pytest.mark.jvm_process)
         if "spark" in names:
             item.add_marker(pytest.mark.spark)
+    order_items(items)
     items.sort(key=lambda item: Path(str(item.path)).is_relative_to(AIRFLOW_TESTS))
 
 
@@ -94,10 +97,54 @@ def settings_for(tmp_path: Path, kafka_broker: EmbeddedBroker, base_settings: Se
     return make
 
 
-@pytest.fixture(scope="session")
-def real_traffic_warehouse(spark, kafka_broker: EmbeddedBroker, base_settings: Settings,  # type: ignore[no-untyped-def]
-                           tmp_path_factory: pytest.TempPathFactory):
-    """Real consumer groups on the session broker, ingested and refreshed once (tests/real_traffic.py)."""
-    from tests.real_traffic import build_real_traffic
+@pytest.fixture(scope="session", autouse=True)
+def background_builds(request: pytest.FixtureRequest,
+                      tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundBuilds | None]:
+    """Start building, on a broker of their own, the background warehouses the selected tests use (none: nothing)."""
+    needed = fixtures_needed(request.session.items)
+    if not needed:
+        yield None
+        return
+    builds = BackgroundBuilds(request.getfixturevalue("spark"), request.getfixturevalue("base_settings"),
+                              tmp_path_factory.mktemp("background"), needed).start()
+    request.config.stash[BACKGROUND_KEY] = builds
+    try:
+        yield builds
+    finally:
+        builds.stop()
 
-    return build_real_traffic(spark, kafka_broker, base_settings, tmp_path_factory.mktemp("real-traffic"))
+
+BACKGROUND_KEY = pytest.StashKey[BackgroundBuilds]()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """How long each background build took (they overlap the rest of the suite, so no test shows it)."""
+    builds = config.stash.get(BACKGROUND_KEY, None)
+    if builds is not None and builds.timings:
+        terminalreporter.write_sep("=", "background warehouses (tests/background.py)")
+        for line in builds.timings:
+            terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def real_traffic_warehouse(background_builds: BackgroundBuilds):  # type: ignore[no-untyped-def]
+    """Real consumer groups on the background broker, ingested and refreshed once (tests/real_traffic.py)."""
+    return background_builds.result("real_traffic_warehouse")
+
+
+@pytest.fixture(scope="session")
+def sample_traffic_warehouse(background_builds: BackgroundBuilds):  # type: ignore[no-untyped-def]
+    """The story-telling warehouse of the SQL views, `sql` and the dashboard (tests/dashboard/sample_warehouse.py)."""
+    return background_builds.result("sample_traffic_warehouse")
+
+
+@pytest.fixture(scope="session")
+def kip848_traffic_warehouse(background_builds: BackgroundBuilds):  # type: ignore[no-untyped-def]
+    """Two KIP-848 groups through two ingests and refreshes (tests/pipelines/gold/kip848_traffic.py)."""
+    return background_builds.result("kip848_traffic_warehouse")
+
+
+@pytest.fixture(scope="session")
+def dag_traffic_warehouse(background_builds: BackgroundBuilds):  # type: ignore[no-untyped-def]
+    """The groups the offsets_ingest DAG's run ingests (tests/dags/conftest.py build_dag_traffic)."""
+    return background_builds.result("dag_traffic_warehouse")

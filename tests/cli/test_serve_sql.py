@@ -28,7 +28,7 @@ import pytest
 
 from pipelines.sql_views import VIEW_SCHEMA, VIEWS_DIR
 from schemas.catalog import TABLES
-from tests.dashboard.sample_warehouse import PARTITIONS, sample_warehouse
+from tests.dashboard.sample_warehouse import PARTITIONS
 from tests.spark_conf import as_env as spark_conf_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,8 +99,8 @@ def command_env(warehouse: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def sample(spark, kafka_broker, base_settings, tmp_path_factory):  # type: ignore[no-untyped-def]
-    return sample_warehouse(spark, kafka_broker, base_settings, tmp_path_factory.mktemp("sample"))
+def sample(sample_traffic_warehouse):  # type: ignore[no-untyped-def]
+    return sample_traffic_warehouse
 
 
 @pytest.fixture(scope="module")

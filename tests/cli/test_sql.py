@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.dashboard.sample_warehouse import sample_warehouse
 from tests.spark_conf import as_env as spark_conf_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,8 +22,8 @@ pytestmark = [pytest.mark.broker, pytest.mark.spark]
 
 
 @pytest.fixture(scope="module")
-def sample(spark, kafka_broker, base_settings, tmp_path_factory):  # type: ignore[no-untyped-def]
-    return sample_warehouse(spark, kafka_broker, base_settings, tmp_path_factory.mktemp("sample"))
+def sample(sample_traffic_warehouse):  # type: ignore[no-untyped-def]
+    return sample_traffic_warehouse
 
 
 @pytest.fixture

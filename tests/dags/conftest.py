@@ -5,26 +5,25 @@ here, at import time, before any test module of this folder imports a DAG. ``dag
 the migrated database (task_instance and friends); parsing the DAGs does not.
 
 ``ingested`` runs the offsets_ingest DAG once, end to end, with ``dag.test()``: its task starts
-the real ``offsetlake`` CLI (``.venv/bin/offsetlake run --once``) as a subprocess against the
-session broker and a temporary warehouse named in a temporary settings file, the way a worker would.
+the real ``offsetlake`` CLI (``.venv/bin/offsetlake run --once``) as a subprocess against the broker
+of the background builds (tests/dags/dag_traffic.py) and a temporary warehouse named in a temporary
+settings file, the way a worker would.
 """
 
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import logging
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.ingest_scope import from_now_on
 from tests.spark_conf import as_toml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,8 +41,6 @@ os.environ.update({
 if str(DAGS) not in sys.path:
     sys.path.insert(0, str(DAGS))  # the shared module, importable as the DAG files import it
 
-TOPIC_PARTITIONS = 3
-MESSAGES = 60
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -71,10 +68,11 @@ def dag_bag():  # type: ignore[no-untyped-def]
     return DagBag(dag_folder=str(DAGS))
 
 
-def write_config(path: Path, warehouse: Path, bootstrap_servers: str, starting_offsets: str = "earliest") -> Path:
-    """A settings file for the CLI subprocesses: the session broker, the given warehouse, a small Spark."""
+def write_config(path: Path, warehouse: Path, bootstrap_servers: str, starting_offsets: str = "earliest",
+                 cluster_name: str = "test") -> Path:
+    """A settings file for the CLI subprocesses: the given broker and warehouse, a small Spark."""
     path.write_text(
-        f'cluster_name = "test"\nwarehouse = "{warehouse}"\n'
+        f'cluster_name = "{cluster_name}"\nwarehouse = "{warehouse}"\n'
         '[spark]\nmaster = "local[2]"\nshuffle_partitions = 1\ndriver_memory = "768m"\nlog_level = "ERROR"\n'
         + as_toml()  # tests/spark_conf.py
         + f"[kafka]\nbootstrap_servers = \"{bootstrap_servers}\"\nstarting_offsets = '{starting_offsets}'\n",
@@ -84,38 +82,28 @@ def write_config(path: Path, warehouse: Path, bootstrap_servers: str, starting_o
 
 @pytest.fixture(scope="session")
 def run_conf_for(kafka_broker):  # type: ignore[no-untyped-def]
-    """``run_conf_for(warehouse, config_path)``: DAG params for the venv's offsetlake and a new settings file."""
+    """``run_conf_for(warehouse, config_path)``: DAG params for the venv's offsetlake and a new settings file
+    (the session broker and cluster ``test`` unless ``settings`` names others)."""
 
-    def make(warehouse: Path, config: Path, starting_offsets: str = "earliest") -> dict[str, str]:
-        write_config(config, warehouse, kafka_broker.bootstrap_servers, starting_offsets)
+    def make(warehouse: Path, config: Path, starting_offsets: str = "earliest",
+             settings: Any = None) -> dict[str, str]:
+        if settings is None:
+            write_config(config, warehouse, kafka_broker.bootstrap_servers, starting_offsets)
+        else:
+            write_config(config, warehouse, settings.kafka.bootstrap_servers, starting_offsets, settings.cluster_name)
         return {"offsetlake_bin": str(OFFSETLAKE), "config": str(config)}
 
     return make
 
 
 @pytest.fixture(scope="session")
-def ingested(airflow_db, dag_bag, kafka_broker, spark, base_settings, run_conf_for, tmp_path_factory):  # type: ignore[no-untyped-def]
-    """Real groups commit on the session broker, then one ``dag.test()`` of offsets_ingest."""
-    from broker.workload import create_topic, produce_messages, run_members
-    from conf.settings import KafkaSettings
-    from pipelines.end_offsets import snapshot_end_offsets
-
-    base = tmp_path_factory.mktemp("dag-ingest")
-    settings = dataclasses.replace(base_settings, warehouse=str(base / "warehouse"),
-                                   kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers))
-    settings = from_now_on(settings)  # ingest this module's traffic, not every earlier test's
-    run_conf = run_conf_for(settings.warehouse_path, base / "offsetlake.toml", settings.kafka.starting_offsets)
-    client = settings.kafka.librdkafka_config()
-    suffix = uuid.uuid4().hex[:8]
-    topic = f"dag-orders-{suffix}"
-    create_topic(client, topic, TOPIC_PARTITIONS)
-    produce_messages(client, topic, MESSAGES, TOPIC_PARTITIONS)
-    classic = run_members(client, topic, f"dag-billing-{suffix}", MESSAGES, members=2, assignor="range")
-    modern = run_members(client, topic, f"dag-shipping-{suffix}", MESSAGES, members=2, protocol="consumer")
-    # One end-offset snapshot (what the end_offsets_snapshot DAG takes every minute), so that the
-    # DAG's lag task has something to join the ingested commits with.
-    snapshot_end_offsets(spark, settings, [topic])
+def ingested(airflow_db, dag_bag, dag_traffic_warehouse, run_conf_for, tmp_path_factory):  # type: ignore[no-untyped-def]
+    """The real groups of tests/dags/dag_traffic.py, then one ``dag.test()`` of offsets_ingest."""
+    traffic = dag_traffic_warehouse
+    settings = traffic["settings"]
+    run_conf = run_conf_for(settings.warehouse_path, tmp_path_factory.mktemp("dag-ingest") / "offsetlake.toml",
+                            settings.kafka.starting_offsets, settings)
     dag = dag_bag.dags["offsets_ingest"]
     run = dag.test(run_conf=run_conf)
-    return {"settings": settings, "run_conf": run_conf, "topic": topic, "classic": classic, "modern": modern,
-            "run": run, "tasks": {ti.task_id: ti for ti in run.get_task_instances()}}
+    return {**traffic, "run_conf": run_conf, "run": run,
+            "tasks": {ti.task_id: ti for ti in run.get_task_instances()}}

@@ -54,7 +54,8 @@ def test_a_duplicated_committed_offset_fails_the_run_without_retries(spark, inge
     duplicate = read_table(spark, settings, committed_offsets.TABLE).limit(1)
     assert duplicate.count() == 1
     duplicate.write.format("delta").mode("append").save(str(table_path(settings, committed_offsets.TABLE)))
-    run_conf = {**run_conf_for(settings.warehouse_path, tmp_path / "offsetlake.toml"), "tables": CHECKED}
+    config = run_conf_for(settings.warehouse_path, tmp_path / "offsetlake.toml", settings=settings)
+    run_conf = {**config, "tables": CHECKED}
 
     run = dag_bag.dags["data_quality"].test(run_conf=run_conf)
 

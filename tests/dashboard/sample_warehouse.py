@@ -68,16 +68,6 @@ class SampleWarehouse:
     after_first_refresh: dt.datetime
 
 
-_BUILT: dict[str, SampleWarehouse] = {}
-
-
-def sample_warehouse(spark: Any, kafka_broker: Any, base_settings: Settings, root: Path) -> SampleWarehouse:
-    """The warehouse of this run (built on first use)."""
-    if "sample" not in _BUILT:
-        _BUILT["sample"] = _build(spark, kafka_broker, base_settings, root)
-    return _BUILT["sample"]
-
-
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None)
 
@@ -139,7 +129,8 @@ def _gold_versions(spark: Any, settings: Settings) -> dict[str, int]:
             for spec in GOLD}
 
 
-def _build(spark: Any, kafka_broker: Any, base_settings: Settings, root: Path) -> SampleWarehouse:
+def build_sample_warehouse(spark: Any, kafka_broker: Any, base_settings: Settings, root: Path) -> SampleWarehouse:
+    """The story above on ``kafka_broker``, under ``root`` (tests/background.py builds it once per run)."""
     from broker.workload import create_topic, delete_group, produce_messages
     from pipelines.end_offsets import snapshot_end_offsets
     from pipelines.gold.consumer_lag import refresh_consumer_lag

@@ -33,7 +33,7 @@ from dashboard.data import (
 )
 from dashboard.read import read_tables
 from tests.dashboard.devtools import Browser, Tab, wait_for
-from tests.dashboard.sample_warehouse import PARTITIONS, sample_warehouse
+from tests.dashboard.sample_warehouse import PARTITIONS
 
 READY = "!!document.body && ['true', 'error'].includes(document.body.getAttribute('data-rendered'))"
 CHARTS = ("rebalances", "ownership", "lag_messages", "lag_seconds_interpolated", "lag_seconds_message_timestamp",
@@ -77,8 +77,8 @@ PLOT_BOX = """(function (chart) {
 
 
 @pytest.fixture(scope="module")
-def sample(spark, kafka_broker, base_settings, tmp_path_factory):  # type: ignore[no-untyped-def]
-    return sample_warehouse(spark, kafka_broker, base_settings, tmp_path_factory.mktemp("sample"))
+def sample(sample_traffic_warehouse):  # type: ignore[no-untyped-def]
+    return sample_traffic_warehouse
 
 
 @pytest.fixture(scope="module")

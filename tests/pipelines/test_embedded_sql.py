@@ -21,7 +21,7 @@ import pytest
 from conf.settings import Settings
 from pipelines.embedded_sql import EmbeddedSqlError, open_catalog, query_view, to_datafusion
 from pipelines.sql_views import load_views, register_catalog
-from tests.dashboard.sample_warehouse import PARTITIONS, sample_warehouse
+from tests.dashboard.sample_warehouse import PARTITIONS
 
 #: Columns measured against the time of the query: each engine asks its own clock.
 CLOCK_COLUMNS = frozenset({"seconds_since_last_commit", "owned_seconds"})
@@ -112,8 +112,8 @@ def test_a_table_delta_rs_cannot_read_is_reported_in_one_line_and_its_views_are_
 # -- both engines on the sample warehouse ------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def sample(spark, kafka_broker, base_settings, tmp_path_factory):  # type: ignore[no-untyped-def]
-    return sample_warehouse(spark, kafka_broker, base_settings, tmp_path_factory.mktemp("sample"))
+def sample(sample_traffic_warehouse):  # type: ignore[no-untyped-def]
+    return sample_traffic_warehouse
 
 
 @pytest.fixture(scope="module")

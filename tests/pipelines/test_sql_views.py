@@ -23,7 +23,7 @@ from pipelines.sql_views import (
     register_catalog,
 )
 from schemas.catalog import TABLES
-from tests.dashboard.sample_warehouse import PARTITIONS, sample_warehouse
+from tests.dashboard.sample_warehouse import PARTITIONS
 
 EXPECTED_VIEWS = {
     "dashboards.top_rebalancing_groups", "dashboards.rebalance_timeline", "dashboards.partition_ownership",
@@ -81,8 +81,8 @@ def test_every_view_file_has_a_header_and_the_expected_views_are_all_there() -> 
 
 
 @pytest.fixture(scope="module")
-def sample(spark, kafka_broker, base_settings, tmp_path_factory):  # type: ignore[no-untyped-def]
-    return sample_warehouse(spark, kafka_broker, base_settings, tmp_path_factory.mktemp("sample"))
+def sample(sample_traffic_warehouse):  # type: ignore[no-untyped-def]
+    return sample_traffic_warehouse
 
 
 @pytest.fixture

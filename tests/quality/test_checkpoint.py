@@ -48,7 +48,7 @@ def test_the_run_is_recorded_in_the_results_table_and_the_data_docs(spark, wareh
     settings = warehouse["settings"]
     rows = read_table(spark, settings, data_quality_results.TABLE).where(f"run_id = '{clean.run_id}'").collect()
     assert sorted((r["suite"], r["expectation"]) for r in rows) == EVERY_RULE
-    assert {(r["status"], r["success"], r["cluster_name"]) for r in rows} == {("passed", True, "test")}
+    assert {(r["status"], r["success"], r["cluster_name"]) for r in rows} == {("passed", True, settings.cluster_name)}
     lag = next(r for r in rows if r["expectation"] == "lag_is_non_negative_or_flagged")
     assert (lag["table"], lag["severity"], lag["observed_value"], lag["unexpected_sample"]) == \
         ("gold.consumer_lag", "critical", "0", "[]")
