@@ -16,7 +16,7 @@ import pytest
 from broker.embedded import EmbeddedBroker
 from conf.settings import KafkaSettings, Settings, SparkSettings
 from tests.background import BACKGROUND_FIXTURES, BackgroundBuilds, fixtures_needed, order_items
-from tests.spark_conf import SESSION_DRIVER_JAVA_OPTIONS, TEST_SPARK_CONF
+from tests.spark_conf import CLASS_ARCHIVE, SESSION_DRIVER_JAVA_OPTIONS, TEST_SPARK_CONF
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 
@@ -105,6 +105,8 @@ def background_builds(request: pytest.FixtureRequest,
     if not needed:
         yield None
         return
+    # A run with the background warehouses is a run with the CLI JVMs' tests (tests/spark_conf.py ClassArchive).
+    CLASS_ARCHIVE.start(tmp_path_factory.mktemp("class-archive"))
     builds = BackgroundBuilds(request.getfixturevalue("spark"), request.getfixturevalue("base_settings"),
                               tmp_path_factory.mktemp("background"), needed).start()
     request.config.stash[BACKGROUND_KEY] = builds
@@ -112,6 +114,7 @@ def background_builds(request: pytest.FixtureRequest,
         yield builds
     finally:
         builds.stop()
+        CLASS_ARCHIVE.remove()
 
 
 BACKGROUND_KEY = pytest.StashKey[BackgroundBuilds]()
