@@ -129,6 +129,10 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child before e
 
     This is what keeps a killed pytest run (or a crashed demo) from leaving an
     orphan JVM behind. Detached brokers (``offsetlake kafka start``) skip it.
+    Linux's "parent" here is the *thread* that started the broker (prctl(2)): an
+    attached broker started from a worker thread gets SIGTERM when that thread
+    ends, so start it from a thread that lives as long as the broker should
+    (tests/background.py keeps its thread alive for this reason).
     """
     os.setsid()
     with contextlib.suppress(Exception):
