@@ -92,7 +92,7 @@ def _quality_traffic(spark: Any, settings: Settings) -> QualityTraffic:
 
 
 def build_real_traffic(spark: Any, kafka_broker: Any, base_settings: Settings, root: Any) -> RealTraffic:
-    """Run both workloads on the session broker, then ingest, refresh gold and lag once, under ``root``."""
+    """Run the workloads on ``kafka_broker`` (the background builds' own), then ingest, refresh gold and lag once."""
     from broker.demo_workload import DemoGroups, DemoWorkload
     from broker.departure_workload import DepartureGroups, DepartureWorkload
     from broker.workload import create_topic, produce_messages

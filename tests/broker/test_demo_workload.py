@@ -1,4 +1,4 @@
-"""broker/demo_workload.py: the demo's scripted groups on the session broker, and what gold makes of them.
+"""broker/demo_workload.py: the demo's scripted groups on the background broker, and what gold makes of them.
 
 The run's real-traffic warehouse (tests/real_traffic.py, shared with tests/quality) runs the whole
 workload once (the seven scenarios side by side), produces a second round that every group but the

@@ -1,4 +1,4 @@
-"""broker/departure_workload.py on the session broker: gold's stop bounds and departure causes against what
+"""broker/departure_workload.py on the background broker: gold's stop bounds and departure causes against what
 the clients lived through (issue 12, items 3 and 4).
 
 The groups run in the run's real-traffic warehouse (tests/real_traffic.py), beside the demo's. The

@@ -1,7 +1,8 @@
 """One small real warehouse for the SQL views, the ``sql`` command and the dashboard, built once per test run.
 
-Everything goes through the real path: consumers of confluent-kafka against the session broker, the
-ingest of ``__consumer_offsets``, the gold refresh, end-offset snapshots and the lag refresh. The story
+Everything goes through the real path: consumers of confluent-kafka against a real broker (the
+background builds' own, tests/background.py), the ingest of ``__consumer_offsets``, the gold
+refresh, end-offset snapshots and the lag refresh. The story
 (what the tests reason from):
 
 * topic T, 4 partitions, 200 messages (50 per partition);
