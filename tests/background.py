@@ -5,7 +5,7 @@ sample warehouse (tests/dashboard/sample_warehouse.py), the KIP-848 groups of
 tests/pipelines/gold/kip848_traffic.py and the DAG's groups (tests/dags/dag_traffic.py) wait for consumer
 sessions to expire (6 s each, the broker's minimum), for rebalances and for readers to catch up: 75 s, 45 s,
 39 s and ~10 s of a serial run's wall time, mostly with a core idle (a serial run used ~60 % of the two cores,
-issue 11's note). Built beside the rest of the suite, most of that wait is hidden: 13 min 23 s of pytest
+issue 11's note). Built beside the rest of the suite, most of that wait is hidden: 13 min 17 s of pytest
 before, 11 min 17 s after (2026-11-26, the same machine and hour; the CPU is then 80-95 % busy while the
 builds run).
 

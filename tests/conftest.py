@@ -149,5 +149,5 @@ def kip848_traffic_warehouse(background_builds: BackgroundBuilds):  # type: igno
 
 @pytest.fixture(scope="session")
 def dag_traffic_warehouse(background_builds: BackgroundBuilds):  # type: ignore[no-untyped-def]
-    """The groups the offsets_ingest DAG's run ingests (tests/dags/conftest.py build_dag_traffic)."""
+    """The groups the offsets_ingest DAG's run ingests (tests/dags/dag_traffic.py)."""
     return background_builds.result("dag_traffic_warehouse")
