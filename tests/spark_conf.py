@@ -53,10 +53,11 @@ class ClassArchive:
     from one ``offsetlake sql "SELECT 1"`` (``-XX:ArchiveClassesAtExit``) and mapped by the next ones
     (``-XX:SharedArchiveFile``), that same command took 4.3 s instead of 7.5 s (2026-11-26, load ~1.9, two runs
     each). The suite starts about eight CLI JVMs (the ingest kill test's three, the DAGs' three, ``sql``,
-    ``serve-sql``). The archive is made in a thread at the start of a run that has them (tests/conftest.py);
-    until it is ready, or if it could not be made, a CLI JVM simply runs without it (``-Xshare:auto``, Java's
-    default: an unusable archive is ignored), and its messages are off (``-Xlog:cds=off``) so that no test's
-    output changes. Per run and per process: the archive is only valid for the exact jars it was made from.
+    ``serve-sql``). The archive is made in a thread at the start of a run that has them (tests/conftest.py),
+    minutes before the first of them; one asked for meanwhile waits for it (``java_options``). If it could not
+    be made, the CLI JVMs run without it; an archive Java cannot use is ignored (``-Xshare:auto``, the
+    default), and its messages are off (``-Xlog:cds=off``) so that no test's output changes. Per run and per
+    process: the archive is only valid for the exact jars it was made from.
     """
 
     def __init__(self) -> None:
