@@ -7,6 +7,7 @@ Everything goes through confluent-kafka against the real broker; nothing is fake
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
@@ -66,17 +67,38 @@ def produce_messages(client_config: dict[str, str], topic: str, count: int, part
 
 def read_and_commit(consumer: Any, topic: str, *, num_messages: int, timeout: float) -> tuple[dict[int, int], int]:
     """One ``consume()`` of ``topic``, committed synchronously (one OffsetCommit record); (partition -> next
-    offset committed, messages read). Raises KafkaException for a message that carries an error."""
-    from confluent_kafka import KafkaException, TopicPartition
+    offset committed, messages read). Raises KafkaException for a message that carries an error.
+
+    A commit the coordinator refuses because the group moved on meanwhile (another member joined or left:
+    ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID for a classic group, STALE_MEMBER_EPOCH for a
+    KIP-848 one; ``GroupMetadataManager``/``OffsetMetadataManager`` validate the generation or epoch of every
+    commit) is what a real application sees and shrugs off: nothing was committed, so whoever owns those
+    partitions after the rebalance reads the messages again from the last committed offset; a partition this
+    member keeps (cooperative-sticky, KIP-848) is rewound to the batch's first message, since its fetch position
+    would otherwise move on past them. Then ``({}, 0)``: nothing committed, nothing counted as read.
+    """
+    from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
     messages = consumer.consume(num_messages=num_messages, timeout=timeout)
     batch: dict[int, int] = {}
+    first: dict[int, int] = {}
     for message in messages:
         if message.error():
             raise KafkaException(message.error())
         batch[message.partition()] = message.offset() + 1
+        first.setdefault(message.partition(), message.offset())
     if batch:
-        consumer.commit(offsets=[TopicPartition(topic, p, o) for p, o in sorted(batch.items())], asynchronous=False)
+        try:
+            consumer.commit(offsets=[TopicPartition(topic, p, o) for p, o in sorted(batch.items())],
+                            asynchronous=False)
+        except KafkaException as exc:
+            if exc.args[0].code() not in (KafkaError.ILLEGAL_GENERATION, KafkaError.REBALANCE_IN_PROGRESS,
+                                          KafkaError.UNKNOWN_MEMBER_ID, KafkaError.STALE_MEMBER_EPOCH):
+                raise
+            for partition, offset in first.items():
+                with contextlib.suppress(KafkaException):  # no longer assigned: its next owner reads it
+                    consumer.seek(TopicPartition(topic, partition, offset))
+            return {}, 0
     return batch, len(messages)
 
 
