@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import ctypes
 import json
 import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 import uuid
 from dataclasses import asdict, dataclass
@@ -124,23 +124,39 @@ def server_properties(data_dir: Path, broker_port: int, controller_port: int,
     return props
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
-    """Ask Linux to SIGTERM the broker when the process that started it dies.
+#: Run in a fresh Python (``-I -S``) between the fork and the broker's JVM: ask Linux to SIGTERM this process when
+#: the thread that started it dies (PR_SET_PDEATHSIG, prctl(2)), then exec the JVM, which keeps that setting.
+#: Exits 75 without starting the JVM if that thread is already gone (argv[1] is its process's pid).
+_DIE_WITH_PARENT = """
+import ctypes, os, signal, sys
+try:
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+except (OSError, AttributeError):
+    pass
+if os.getppid() != int(sys.argv[1]):
+    sys.exit(75)
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
 
-    This is what keeps a killed pytest run (or a crashed demo) from leaving an
-    orphan JVM behind. Detached brokers (``offsetlake kafka start``) skip it.
-    Linux's "parent" here is the *thread* that started the broker (prctl(2)): an
-    attached broker started from a worker thread gets SIGTERM when that thread
-    ends, so start it from a thread that lives as long as the broker should
+
+def die_with_parent(command: list[str]) -> list[str]:
+    """``command`` wrapped so that Linux SIGTERMs it when the thread that started it dies.
+
+    This is what keeps a killed pytest run (or a crashed demo) from leaving an orphan JVM behind.
+    Detached brokers (``offsetlake kafka start``) skip it. Linux's "parent" here is the *thread*
+    that started the broker (prctl(2)): an attached broker started from a worker thread gets SIGTERM
+    when that thread ends, so start it from a thread that lives as long as the broker should
     (tests/background.py keeps its thread alive for this reason).
+
+    Why a launcher and not ``subprocess.Popen(preexec_fn=...)``: a ``preexec_fn`` runs Python code in
+    the forked child of a multi-threaded process (the test run has Spark's, librdkafka's and its own
+    threads), which Python's documentation calls unsafe ("the child process could deadlock before exec
+    is called"); the parent then waits for that child forever. A CI run hung exactly there, starting the
+    session broker while the background builds' thread was busy (2026-11-26). Without ``preexec_fn``
+    Python spawns with vfork and runs no Python code in the child; ``start_new_session`` does the
+    ``setsid`` in C.
     """
-    os.setsid()
-    with contextlib.suppress(Exception):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def _detach() -> None:  # pragma: no cover - runs in the child before exec
-    os.setsid()
+    return [sys.executable, "-I", "-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), *command]
 
 
 def pid_alive(pid: int) -> bool:
@@ -218,8 +234,8 @@ class EmbeddedBroker:
         stdout = open(self.data_dir / "broker.stdout", "ab")
         try:
             self._process = subprocess.Popen(
-                command, stdout=stdout, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent if self.attached else _detach,
+                die_with_parent(command) if self.attached else command, stdout=stdout,
+                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
             )
         finally:
             stdout.close()

@@ -6,11 +6,20 @@ import base64
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from broker.embedded import BrokerError, EmbeddedBroker, new_cluster_id, pid_alive, read_state, server_properties
+from broker.embedded import (
+    BrokerError,
+    EmbeddedBroker,
+    die_with_parent,
+    new_cluster_id,
+    pid_alive,
+    read_state,
+    server_properties,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,6 +71,40 @@ def test_a_broker_started_and_stopped_in_process_leaves_no_jvm(tmp_path: Path) -
     assert not pid_alive(pid)
     assert broker_jvms_for(tmp_path / "b") == []
     assert read_state(tmp_path / "b") is None
+
+
+STARTER = """
+import subprocess, sys, time
+from broker.embedded import die_with_parent
+child = subprocess.Popen(die_with_parent(["sleep", "300"]), start_new_session=True)
+print(child.pid, flush=True)
+time.sleep(300)
+"""
+
+
+def test_a_process_started_attached_becomes_the_command_and_dies_when_its_starter_is_killed() -> None:
+    starter = subprocess.Popen([sys.executable, "-c", STARTER], stdout=subprocess.PIPE, text=True,
+                               cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert starter.stdout is not None
+        pid = int(starter.stdout.readline())
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{pid}/cmdline").read_bytes() != b"sleep\x00300\x00" and time.monotonic() < deadline:
+            time.sleep(0.02)  # the launcher execs the command in place: same pid, the command's own cmdline
+        assert Path(f"/proc/{pid}/cmdline").read_bytes() == b"sleep\x00300\x00"
+        starter.kill()  # SIGKILL: no Python cleanup runs; only the kernel's parent-death signal can stop it
+        starter.wait()
+        deadline = time.monotonic() + 10
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not pid_alive(pid)
+    finally:
+        starter.kill()
+
+
+def test_the_attached_launcher_passes_the_command_after_the_starters_pid() -> None:
+    command = die_with_parent(["java", "-cp", "x", "kafka.Kafka"])
+    assert command[0] == sys.executable and command[-5:] == [str(os.getpid()), "java", "-cp", "x", "kafka.Kafka"]
 
 
 @pytest.mark.jvm_process
