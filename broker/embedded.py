@@ -151,7 +151,8 @@ def die_with_parent(command: list[str]) -> list[str]:
     Why a launcher and not ``subprocess.Popen(preexec_fn=...)``: a ``preexec_fn`` runs Python code in
     the forked child of a multi-threaded process (the test run has Spark's, librdkafka's and its own
     threads), which Python's documentation calls unsafe ("the child process could deadlock before exec
-    is called"); the parent then waits for that child forever. A CI run hung exactly there, starting the
+    is called"); the parent then waits for that child forever, in ``os.read`` of the exec-status pipe
+    (python/cpython#120998 shows both processes stuck there). A CI run hung at that step, starting the
     session broker while the background builds' thread was busy (2026-11-26). Without ``preexec_fn``
     Python spawns with vfork and runs no Python code in the child; ``start_new_session`` does the
     ``setsid`` in C.
