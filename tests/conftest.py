@@ -105,9 +105,12 @@ def background_builds(request: pytest.FixtureRequest,
     if not needed:
         yield None
         return
+    # The session's JVM first, before this fixture starts any thread: PySpark starts it with a preexec_fn,
+    # which is only safe in a process with one thread (broker/embedded.py die_with_parent says why).
+    spark = request.getfixturevalue("spark")
     # A run with the background warehouses is a run with the CLI JVMs' tests (tests/spark_conf.py ClassArchive).
     CLASS_ARCHIVE.start(tmp_path_factory.mktemp("class-archive"))
-    builds = BackgroundBuilds(request.getfixturevalue("spark"), request.getfixturevalue("base_settings"),
+    builds = BackgroundBuilds(spark, request.getfixturevalue("base_settings"),
                               tmp_path_factory.mktemp("background"), needed).start()
     request.config.stash[BACKGROUND_KEY] = builds
     try:
