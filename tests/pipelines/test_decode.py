@@ -88,6 +88,10 @@ OFFSET_COMMITS = [
     commit("g", "orders", 7, None, None),  # tombstone
     commit("old", "legacy", 0, {"offset": 5, "metadata": "", "commit_timestamp": 7}, 0, "legacy_offset_commit"),
     commit("", "", -1, {"offset": 0, "metadata": "", "commit_timestamp": 0}, 3),
+    # One string of the key not ASCII, the other ASCII, either way round: the JVM takes ASCII strings
+    # straight from the record's bytes and decodes the others (CanonicalReader's asciiByPosition).
+    commit("grüppe", "orders", 1, {"offset": 8, "leader_epoch": 2, "metadata": "m", "commit_timestamp": 8}, 4),
+    commit("g", "bestellungen-ä", 2, {"offset": 9, "leader_epoch": 2, "metadata": "ü", "commit_timestamp": 9}, 3),
 ]
 
 

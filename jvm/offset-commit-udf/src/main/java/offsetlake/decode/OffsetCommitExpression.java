@@ -122,7 +122,7 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
         ByteBuffer keyBuffer = ByteBuffer.wrap(key);
         short type = keyBuffer.getShort();
         // Spark's strings are taken over the record's own bytes once known valid (CanonicalReader.utf8).
-        CanonicalReader keyReader = new CanonicalReader(keyBuffer);
+        CanonicalReader keyReader = new CanonicalReader(keyBuffer, true);
         UTF8String group;
         UTF8String topic;
         int partition;
@@ -153,7 +153,7 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
         }
         ByteBuffer valueBuffer = ByteBuffer.wrap(value);
         short version = valueBuffer.getShort();
-        CanonicalReader reader = new CanonicalReader(valueBuffer);
+        CanonicalReader reader = new CanonicalReader(valueBuffer, true);
         if (type == 0) {
             if (version != 0) {
                 return null;  // LegacyOffsetCommitValue.json: "validVersions": "0"
@@ -227,7 +227,8 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
     /**
      * A message of a non-flexible version writes back to its bytes exactly: Kafka's reader left nothing
      * in {@code read} and no string holds U+FFFD, Java's stand-in for bytes that were not UTF-8 (the
-     * class comment says why that suffices). The strings are the non-null ones the reader returned.
+     * class comment says why that suffices). The strings are the non-null ones the reader returned
+     * (CanonicalReader's stand-ins for ASCII strings hold no U+FFFD: ASCII is valid UTF-8).
      */
     static boolean readWhole(ByteBuffer read, String... strings) {
         if (read.hasRemaining()) {
@@ -239,6 +240,16 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
             }
         }
         return true;
+    }
+
+    /** {@link #readWhole(ByteBuffer, String...)} for one string, without a varargs array per record. */
+    static boolean readWhole(ByteBuffer read, String string) {
+        return !read.hasRemaining() && (string == null || string.indexOf('\uFFFD') < 0);
+    }
+
+    /** {@link #readWhole(ByteBuffer, String...)} for two strings, without a varargs array per record. */
+    static boolean readWhole(ByteBuffer read, String first, String second) {
+        return readWhole(read, first) && (second == null || second.indexOf('\uFFFD') < 0);
     }
 
 }
