@@ -19,8 +19,8 @@ For each mix, in one run:
   offset commits and GroupMetadata by Kafka's classes), forced and counted by ingest's own job
   (``stage_counts``);
   then the Python stage (``complete``) for families with rows the JVM left, if any. Each
-  measurement runs three times unmeasured (JIT), then three times; the fastest is reported, for the
-  scan too;
+  measurement runs unmeasured (JIT) at least three times and at least ``--warm-up-seconds``, then three
+  times; the fastest is reported, for the scan too;
 * pure python: ``decoders.decode_record`` in this process (one core; Spark uses local[2]),
   on at most ``--python-limit`` of the rows;
 * kafka formatters: Kafka's ``OffsetsMessageFormatter`` / ``GroupMetadataMessageFormatter``
@@ -115,16 +115,23 @@ def generate(spark, path: Path, rows: int, mix: str) -> None:  # type: ignore[no
     frame.write.mode("overwrite").parquet(str(path))
 
 
-def timed(label: str, rows: int, func: Callable[[], Any], warm_up: int = 0, runs: int = 1) -> float:
+def timed(label: str, rows: int, func: Callable[[], Any], warm_up: int = 0, runs: int = 1,
+          warm_up_seconds: float = 0.0) -> float:
     """Run ``func`` ``warm_up`` times unmeasured, then ``runs`` times; print and return records/s of the fastest.
 
     The fastest of several runs, for the Spark figures: this machine is shared, and a burst of other
     work during one run says nothing about the decode; scan and decode are timed the same way. Three
     warm-up runs: with one, the first mix's decode still ran partly in code the JIT had not finished
     compiling (2026-11-26: commits 0.74 s against 0.70 s for the mixed mix after it, which does more).
+    Three were not enough either (2026-11-26 17:43: commits 0.72 s, the mixed mix after it 0.63 s), so
+    the Spark figures also warm up for at least ``warm_up_seconds`` (``--warm-up-seconds``), the scan
+    as long as the decode: both are measured once the JIT has compiled what they run.
     """
-    for _ in range(warm_up):
+    started = time.perf_counter()
+    done = 0
+    while done < warm_up or (warm_up and time.perf_counter() - started < warm_up_seconds):
         func()
+        done += 1
     seconds = float("inf")
     for _ in range(runs):
         started = time.perf_counter()
@@ -247,6 +254,9 @@ def main() -> None:
     parser.add_argument("--mixes", nargs="+", choices=list(MIXES), default=list(MIXES))
     parser.add_argument("--python-limit", type=int, default=200_000,
                         help="decode at most this many records in pure Python (it is single-threaded)")
+    parser.add_argument("--warm-up-seconds", type=float, default=20.0,
+                        help="run the scan and the Spark decode unmeasured for at least this long first "
+                             "(and at least three times), so that the JIT has compiled them (default 20)")
     parser.add_argument("--jvm-limit", type=int, default=1_000_000,
                         help="give Kafka's formatters at most this many records")
     args = parser.parse_args()
@@ -267,10 +277,12 @@ def main() -> None:
         generate(spark, path, args.rows, mix)
         raw = spark.read.parquet(str(path))
         print(f"\n{mix}: {args.rows:,} records ({'no' if not MIXES[mix] else f'1 in {MIXES[mix]}'} GroupMetadata)")
-        scan_rate = timed("plain Spark scan", args.rows, lambda frame=raw: scan(frame), warm_up=3, runs=3)
+        scan_rate = timed("plain Spark scan", args.rows, lambda frame=raw: scan(frame), warm_up=3, runs=3,
+                          warm_up_seconds=args.warm_up_seconds)
         counts: dict[str, int] = {}
         decode_rate = timed("spark decode (routed families)", args.rows,
-                            lambda frame=raw, out=counts: out.update(spark_decode(frame)), warm_up=3, runs=3)
+                            lambda frame=raw, out=counts: out.update(spark_decode(frame)), warm_up=3, runs=3,
+                            warm_up_seconds=args.warm_up_seconds)
         quarantined = counts.pop("quarantined")
         assert sum(counts.values()) == args.rows and not counts.get("unroutable") and not quarantined, counts
         ratios[mix] = decode_rate / scan_rate
