@@ -129,7 +129,7 @@ def timed(label: str, rows: int, func: Callable[[], Any], warm_up: int = 0, runs
     """
     started = time.perf_counter()
     done = 0
-    while done < warm_up or (warm_up and time.perf_counter() - started < warm_up_seconds):
+    while done < warm_up or time.perf_counter() - started < warm_up_seconds:
         func()
         done += 1
     seconds = float("inf")

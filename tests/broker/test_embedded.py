@@ -11,15 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.embedded import (
-    BrokerError,
-    EmbeddedBroker,
-    die_with_parent,
-    new_cluster_id,
-    pid_alive,
-    read_state,
-    server_properties,
-)
+from broker.embedded import BrokerError, EmbeddedBroker, new_cluster_id, pid_alive, read_state, server_properties
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -100,11 +92,6 @@ def test_a_process_started_attached_becomes_the_command_and_dies_when_its_starte
         assert not pid_alive(pid)
     finally:
         starter.kill()
-
-
-def test_the_attached_launcher_passes_the_command_after_the_starters_pid() -> None:
-    command = die_with_parent(["java", "-cp", "x", "kafka.Kafka"])
-    assert command[0] == sys.executable and command[-5:] == [str(os.getpid()), "java", "-cp", "x", "kafka.Kafka"]
 
 
 @pytest.mark.jvm_process
