@@ -186,6 +186,9 @@ class GoldSettings:
     # up on the cluster (Admin describe_topics) within this many seconds; false keeps them unnamed.
     resolve_topic_ids: bool = True
     topic_lookup_timeout_seconds: float = 10.0
+    # Gold tables a refresh writes (and counts) at the same time, each from a driver thread of its own
+    # (pipelines/spark_jobs.py says why); 1 writes them one after the other.
+    concurrent_writes: int = 4
 
 
 # Delta's VACUUM refuses a retention shorter than the table's delta.deletedFileRetentionDuration
@@ -451,7 +454,7 @@ def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) ->
     if not 0.0 <= lag.minimum_complete <= 1.0:
         raise ConfigError("lag.minimum_complete", lag.minimum_complete, "a fraction from 0.0 to 1.0",
                           source("lag", "minimum_complete"))
-    for key in ("storm_rebalances", "storm_window_minutes"):
+    for key in ("storm_rebalances", "storm_window_minutes", "concurrent_writes"):
         if getattr(settings.gold, key) < 1:
             raise ConfigError(f"gold.{key}", getattr(settings.gold, key), "a number >= 1", source("gold", key))
     maintenance = settings.maintenance

@@ -34,6 +34,7 @@ from urllib.parse import unquote
 
 from conf.settings import Settings
 from pipelines.delta_tables import delta_schema, ensure_table, read_table, table_path
+from pipelines.spark_jobs import run_together
 from schemas import (
     committed_offsets as committed_offsets_schema,
 )
@@ -227,8 +228,8 @@ def refresh_gold(spark: SparkSession, settings: Settings) -> dict[str, int]:
                 known.append(commits.rows)
             consumer = consumer_group_tables(spark, settings, records, known)
         frames = group_tables(group_metadata_rows, member_rows, settings, consumer, commit_rows)
-        for spec in GROUP_TABLES:
-            replace_groups(settings, spec, frames[spec.name], groups)
+        run_together(spark, [lambda spec=spec: replace_groups(settings, spec, frames[spec.name], groups)
+                      for spec in GROUP_TABLES], settings.gold.concurrent_writes)
 
     if changes:
         now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
@@ -236,7 +237,9 @@ def refresh_gold(spark: SparkSession, settings: Settings) -> dict[str, int]:
         rows = [(name, version, now) for name, version in sorted(state.items())]
         spark.createDataFrame(rows, refresh_state.TABLE.schema).write.format("delta").mode("overwrite") \
             .save(str(table_path(settings, refresh_state.TABLE)))
-    return {spec.name: read_table(spark, settings, spec).count() for spec in GOLD}
+    counts = run_together(spark, [lambda spec=spec: read_table(spark, settings, spec).count() for spec in GOLD],
+                          settings.gold.concurrent_writes)
+    return {spec.name: count for spec, count in zip(GOLD, counts, strict=True)}
 
 
 @dataclass(frozen=True)

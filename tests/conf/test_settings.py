@@ -85,6 +85,7 @@ def test_the_jvm_cache_variable_of_set_up_is_not_taken_for_an_unknown_setting(tm
         ({"OFFSETLAKE_SQL_ENDPOINT__HOST": "127.0.0.1:10000"}, "sql_endpoint.host", "a host name or IP address"),
         ({"OFFSETLAKE_SQL_ENDPOINT__CATALOG_REFRESH_SECONDS": "-1"}, "sql_endpoint.catalog_refresh_seconds",
          "a number of seconds >= 0"),
+        ({"OFFSETLAKE_GOLD__CONCURRENT_WRITES": "0"}, "gold.concurrent_writes", "a number >= 1"),
     ],
 )
 def test_a_bad_setting_names_key_value_source_and_expectation(environ: dict[str, str], key: str,
