@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from cli.errors import CommandError, first_line
@@ -25,13 +26,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "(default quality.docs_dir, else <warehouse>/_quality/data_docs). Prints one line per expectation "
             "(suite, expectation, severity, PASS/FAIL/SKIP/ERROR, observed value) and the data docs index. "
             "Exits 1 if any critical expectation failed or could not be evaluated, 0 otherwise (warnings are "
-            "printed but do not fail). Thresholds and severity overrides are in the [quality] settings."
+            "printed but do not fail). Thresholds and severity overrides are in the [quality] settings. "
+            "--json writes the whole report as one JSON document (run_id, ok, critical_failing, counts and "
+            "every result with its full observed value and unexpected rows) for schedulers and scripts."
         ),
     )
     parser.add_argument("--table", action="append", metavar="NAME", dest="tables",
                         help="only the suites checking this table (e.g. gold.consumer_lag) or this suite "
                              "(e.g. cross_table); repeatable")
     parser.add_argument("--docs-dir", metavar="DIR", help="where to build the GX data docs")
+    parser.add_argument("--json", metavar="FILE", dest="json_file",
+                        help="also write the report as JSON to FILE; '-' prints it on standard output instead "
+                             "of the table (the summary lines stay on standard error)")
     parser.set_defaults(run=run)
 
 
@@ -44,6 +50,10 @@ def run(args: argparse.Namespace) -> int:
         check_severity_overrides(settings)
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
+    if args.json_file not in (None, "-"):
+        folder = os.path.dirname(os.path.abspath(args.json_file))
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            raise CommandError(f"--json {args.json_file}: {folder} is not a writable directory")
     if not settings.warehouse_path.is_dir() or not any(settings.warehouse_path.iterdir()):
         raise CommandError(f"warehouse {settings.warehouse_path} does not exist or is empty; run `offsetlake ingest` "
                            "first or set warehouse / OFFSETLAKE_WAREHOUSE")
@@ -57,11 +67,33 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"data-quality check failed to run: {first_line(exc)}") from exc
     finally:
         spark.stop()
-    return print_report(report)
+    if args.json_file is not None and args.json_file != "-":
+        try:
+            with open(args.json_file, "w", encoding="utf-8") as out:
+                json.dump(report.as_json(), out, indent=1)
+        except OSError as exc:
+            raise CommandError(f"cannot write --json {args.json_file}: {exc.strerror or exc}") from exc
+    return print_report(report, as_json=args.json_file == "-")
 
 
-def print_report(report) -> int:  # type: ignore[no-untyped-def]
-    """Print one line per expectation (and a few unexpected rows of failures); 1 if a critical one failed."""
+def print_report(report, as_json: bool = False) -> int:  # type: ignore[no-untyped-def]
+    """Print one line per expectation (and a few unexpected rows of failures), or the report as JSON; 1 if a
+    critical expectation failed."""
+    if as_json:
+        print(json.dumps(report.as_json()))
+    else:
+        _print_table(report)
+    counts = report.counts()
+    critical = sum(r.fails_run for r in report.results)
+    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    print(f"check: {len(report.results)} expectations ({summary}); {critical} critical failing; "
+          f"results in audit.data_quality_results run_id={report.run_id}", file=sys.stderr)
+    if report.docs_index is not None:
+        print(f"check: data docs {report.docs_index}", file=sys.stderr)
+    return 0 if report.ok else 1
+
+
+def _print_table(report) -> None:  # type: ignore[no-untyped-def]
     rows = [("SUITE", "EXPECTATION", "SEVERITY", "RESULT", "OBSERVED")]
     for r in report.results:
         observed = r.details if r.status in ("skipped", "error") else _short(r.observed_value)
@@ -73,14 +105,6 @@ def print_report(report) -> int:  # type: ignore[no-untyped-def]
         if result is not None and result.status == "failed":
             for sample in result.unexpected_sample[:SAMPLE_LINES]:
                 print(f"    unexpected: {_short(sample, 200)}")
-    counts = report.counts()
-    critical = sum(r.fails_run for r in report.results)
-    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-    print(f"check: {len(report.results)} expectations ({summary}); {critical} critical failing; "
-          f"results in audit.data_quality_results run_id={report.run_id}", file=sys.stderr)
-    if report.docs_index is not None:
-        print(f"check: data docs {report.docs_index}", file=sys.stderr)
-    return 0 if report.ok else 1
 
 
 def _short(value: object, limit: int = 60) -> str:

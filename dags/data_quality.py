@@ -7,13 +7,22 @@ data twice.) ``offsetlake check`` exits 0 when every critical expectation passed
 failed; a failed critical expectation fails the task at once, without retries, since re-checking
 the same data gives the same verdict, and the error names the failed expectations. Warnings
 are only logged by the command.
+
+The verdict is read from the report ``check --json`` writes (its ``critical_failing`` list), not
+from the printed table: the table is for people (values shortened, columns split on spaces), the
+JSON document is the command's interface for programs (issue 14, item 5).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import sys
+import tempfile
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from airflow.sdk import Param, dag, task
 from airflow.sdk.exceptions import AirflowFailException
@@ -39,17 +48,14 @@ CHECK_FAILED = 1
 USAGE = 2
 
 
-def failed_critical_expectations(output: list[str]) -> list[str]:
-    """``suite.expectation`` of every critical FAIL/ERROR row of ``offsetlake check``'s result table.
-
-    The table's rows are ``SUITE  EXPECTATION  SEVERITY  RESULT  OBSERVED`` (cli/check.py).
-    """
-    failed = []
-    for line in output:
-        cells = line.split()
-        if len(cells) >= 4 and cells[2] == "critical" and cells[3] in ("FAIL", "ERROR"):
-            failed.append(f"{cells[0]}.{cells[1]}")
-    return failed
+def read_report(path: str) -> Mapping[str, Any] | None:
+    """The JSON report ``offsetlake check --json`` wrote to ``path``; None when there is none (the check
+    did not get to the end: bad settings, Spark or the warehouse failing)."""
+    try:
+        with open(path, encoding="utf-8") as report:
+            return json.load(report)
+    except (OSError, ValueError):
+        return None
 
 
 def check_arguments(tables: list[str]) -> list[str]:
@@ -57,16 +63,16 @@ def check_arguments(tables: list[str]) -> list[str]:
     return [argument for table in tables for argument in ("--table", table)]
 
 
-def check_verdict(code: int, output: list[str]) -> None:
+def check_verdict(code: int, output: list[str], report: Mapping[str, Any] | None) -> None:
     """Raise unless the check passed.
 
-    A failed critical expectation (exit 1 with FAIL/ERROR rows) or bad settings (exit 2) fail the
-    task at once; exit 1 without result rows means the check could not run (Spark, a missing
-    warehouse), which a retry may fix.
+    A failed critical expectation (exit 1 and a report naming it in ``critical_failing``) or bad
+    settings (exit 2) fail the task at once; exit 1 without a report means the check could not run
+    (Spark, a missing warehouse), which a retry may fix. ``output`` gives the error's last line.
     """
     if code == 0:
         return
-    failed = failed_critical_expectations(output) if code == CHECK_FAILED else []
+    failed = list(report.get("critical_failing") or []) if code == CHECK_FAILED and report else []
     if failed:
         raise AirflowFailException(f"offsetlake check exited {code}: critical expectations failed: "
                                    f"{', '.join(failed)} ({error_line(output)})")
@@ -97,7 +103,11 @@ def data_quality() -> None:
     @task
     def check() -> None:
         params = current_params()
-        check_verdict(*run_command(params, "check", *check_arguments(params.get("tables") or [])))
+        with tempfile.TemporaryDirectory(prefix="offsetlake-check-") as folder:
+            report_file = os.path.join(folder, "report.json")
+            code, output = run_command(params, "check", "--json", report_file,
+                                       *check_arguments(params.get("tables") or []))
+            check_verdict(code, output, read_report(report_file))
 
     check()
 

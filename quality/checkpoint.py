@@ -91,6 +91,30 @@ class CheckReport:
             out[r.status] = out.get(r.status, 0) + 1
         return out
 
+    def critical_failing(self) -> list[str]:
+        """``suite.expectation`` of every result that fails the run, in the suites' order."""
+        return [f"{r.suite}.{r.expectation}" for r in self.results if r.fails_run]
+
+    def as_json(self) -> dict[str, Any]:
+        """The report as ``offsetlake check --json`` writes it: what a scheduler needs to decide, and every result.
+
+        Observed values and unexpected rows are as GX gave them (JSON types, anything else as text),
+        not shortened as in the printed table.
+        """
+        def plain(value: Any) -> Any:
+            return json.loads(json.dumps(value, default=str))
+
+        return {
+            "run_id": self.run_id, "run_at": self.run_at.isoformat(), "ok": self.ok,
+            "critical_failing": self.critical_failing(), "counts": self.counts(),
+            "docs_index": None if self.docs_index is None else str(self.docs_index),
+            "results": [{"suite": r.suite, "table": r.table, "expectation": r.expectation, "severity": r.severity,
+                         "status": r.status, "fails_run": r.fails_run, "expectation_type": r.expectation_type,
+                         "observed_value": plain(r.observed_value), "unexpected_count": r.unexpected_count,
+                         "unexpected_sample": plain(list(r.unexpected_sample)), "details": r.details}
+                        for r in self.results],
+        }
+
 
 def select_suites(names: Sequence[str] | None) -> tuple[Suite, ...]:
     """The suites to run: all, or narrowed to ``names``: whole suites by name, or the rules checking a table."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -55,9 +56,9 @@ def test_check_exits_1_naming_the_failed_critical_expectation(spark, config, tmp
                                                               capsys) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(pipelines.spark_session, "build_spark_session", lambda s: _KeepSession(spark))
     _write(spark, config, partition_assignments.TABLE, [_owner("a"), _owner("b")])
-    docs = tmp_path / "docs"
+    docs, report_file = tmp_path / "docs", tmp_path / "report.json"
     assert main(["--config", str(config), "check", "--table", "gold.partition_assignments",
-                 "--docs-dir", str(docs)]) == 1
+                 "--docs-dir", str(docs), "--json", str(report_file)]) == 1
     out = capsys.readouterr()
     results = {line.split()[1]: line.split()[2:4] for line in out.out.splitlines()[1:] if not line.startswith(" ")}
     assert results == {
@@ -68,6 +69,18 @@ def test_check_exits_1_naming_the_failed_critical_expectation(spark, config, tmp
     assert '"member_id": "a"' in out.out and '"other_member_id": "b"' in out.out
     assert "1 critical failing" in out.err
     assert (docs / "index.html").is_file() and f"data docs {docs / 'index.html'}" in out.err
+    # The same verdict as JSON, for programs (the data_quality DAG): unexpected rows in full, not shortened.
+    report = json.loads(report_file.read_text(encoding="utf-8"))
+    assert report["ok"] is False
+    assert report["critical_failing"] == ["partition_assignments.no_partition_owned_by_two_members_in_one_generation"]
+    assert {r["expectation"]: (r["status"], r["fails_run"]) for r in report["results"]} == {
+        "no_partition_owned_by_two_members_in_one_generation": ("failed", True),
+        "assignments_end_after_they_start": ("passed", False),
+        "assignments_belong_to_recorded_generations": ("skipped", False),
+    }
+    [failed] = [r for r in report["results"] if r["status"] == "failed"]
+    assert {(row["member_id"], row["other_member_id"]) for row in failed["unexpected_sample"]} >= {("a", "b")}
+    assert report["run_id"] in out.err and report["docs_index"] == str(docs / "index.html")
 
 
 @pytest.mark.spark
@@ -76,12 +89,22 @@ def test_check_exits_0_when_only_a_warning_fails(spark, config, monkeypatch, cap
     _write(spark, config, committed_offsets.TABLE, [
         {"cluster_name": "test", "group": "billing", "topic": "orders", "partition": 0, "offset": -1,
          "source_topic": "__consumer_offsets", "source_partition": 0, "source_offset": 7}])
-    assert main(["--config", str(config), "check", "--table", "committed_offsets"]) == 0
-    lines = [line.split() for line in capsys.readouterr().out.splitlines()[1:] if not line.startswith(" ")]
-    assert [(cells[1], cells[2], cells[3]) for cells in lines] == [
-        ("one_row_per_group_topic_partition", "critical", "PASS"),
-        ("committed_offsets_are_non_negative", "warning", "FAIL"),
+    assert main(["--config", str(config), "check", "--table", "committed_offsets", "--json", "-"]) == 0
+    # --json -: the report on standard output instead of the table; the summary stays on standard error.
+    out = capsys.readouterr()
+    report = json.loads(out.out)
+    assert report["ok"] is True and report["critical_failing"] == []
+    assert [(r["expectation"], r["severity"], r["status"]) for r in report["results"]] == [
+        ("one_row_per_group_topic_partition", "critical", "passed"),
+        ("committed_offsets_are_non_negative", "warning", "failed"),
     ]
+    assert "0 critical failing" in out.err
+
+
+def test_a_json_report_into_a_missing_folder_is_a_one_line_error_before_any_check(config, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["--config", str(config), "check", "--json", str(tmp_path / "no" / "report.json")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == f"offsetlake: --json {tmp_path / 'no' / 'report.json'}: {tmp_path / 'no'} is not a writable directory"
 
 
 def test_a_missing_warehouse_is_a_one_line_error(config, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -24,16 +24,30 @@ MESSAGES = 60
 
 def _wait_for_members(client: dict[str, str], group: str, count: int, running: Future[Any],
                       timeout: float = 60.0) -> None:
-    """Until the coordinator describes ``group`` as Stable with ``count`` members (AdminClient DescribeGroups)."""
-    from confluent_kafka import ConsumerGroupState
+    """Until the coordinator describes ``group`` as Stable with ``count`` members (AdminClient DescribeGroups).
+
+    Right after a broker starts, the coordinator of ``__consumer_offsets``' partition may not be loaded yet:
+    NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS and the like are retriable (Kafka's protocol says to ask
+    again), so they count as "not yet" until the deadline. Seen when tests/dags ran alone, the DAG's groups
+    being then the first the background broker coordinated.
+    """
+    from confluent_kafka import ConsumerGroupState, KafkaError, KafkaException
     from confluent_kafka.admin import AdminClient
 
+    transient = {KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+                 KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError._TIMED_OUT}
     admin = AdminClient(client)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not running.done():
-        description = admin.describe_consumer_groups([group])[group].result(timeout=10)
-        if description.state == ConsumerGroupState.STABLE and len(description.members) == count:
-            return
+        try:
+            description = admin.describe_consumer_groups([group])[group].result(timeout=10)
+        except KafkaException as exc:
+            error = exc.args[0]
+            if not (error.retriable() or error.code() in transient):
+                raise
+        else:
+            if description.state == ConsumerGroupState.STABLE and len(description.members) == count:
+                return
         time.sleep(0.1)
     if running.done():
         running.result()  # the members failed: their error

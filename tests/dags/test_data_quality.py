@@ -36,7 +36,7 @@ def test_the_check_of_the_chosen_table_passes_on_the_ingested_warehouse(ingested
     assert [(ti.task_id, ti.state) for ti in run.get_task_instances()] == [("check", "success")]
     lines = [r.getMessage() for r in caplog.records if r.name == "offsetlake_commands"]
     [command] = [line for line in lines if line.startswith("running ")]
-    assert command.endswith(" check --table gold.committed_offsets")
+    assert " check --json " in command and command.endswith("report.json --table gold.committed_offsets")
     # Only the rules checking gold.committed_offsets ran (its suite's and the cross-table ones on it),
     # not every suite, and they passed.
     results = [line.split() for line in lines if line.split()[3:4] in (["PASS"], ["FAIL"], ["ERROR"], ["SKIP"])]
@@ -70,22 +70,49 @@ def test_a_duplicated_committed_offset_fails_the_run_without_retries(spark, inge
             "committed_offsets.one_row_per_group_topic_partition (") in report
 
 
-CHECK_OUTPUT = [
-    "SUITE              EXPECTATION                        SEVERITY  RESULT  OBSERVED",
-    "committed_offsets  one_row_per_group_topic_partition  critical  FAIL    {\"unexpected_count\": 2}",
-    "    unexpected: {\"group\": \"g\"}",
-    "committed_offsets  committed_offsets_are_non_negative warning   FAIL    1",
-    "consumer_lag       lag_is_non_negative                critical  ERROR   AnalysisException",
-    "quarantine         quarantine_rate_below_threshold    critical  PASS    0.0",
-    "check: 4 expectations (1 error, 2 failed, 1 passed); 2 critical failing; results in ...",
-]
+def _report(tmp_path, *results):  # type: ignore[no-untyped-def]
+    """A report file as ``offsetlake check --json`` writes it (quality/checkpoint.py CheckReport.as_json)."""
+    import datetime as dt
+    import json
+
+    from quality.checkpoint import CheckReport, ExpectationResult
+
+    report = CheckReport("run-1", dt.datetime(2026, 11, 26, 12, 0), tuple(
+        ExpectationResult(suite, table, expectation, severity, status, observed_value=observed)
+        for suite, table, expectation, severity, status, observed in results), None)
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report.as_json()), encoding="utf-8")
+    return str(path)
 
 
-def test_the_failed_critical_expectations_are_read_from_the_check_table() -> None:
-    from data_quality import failed_critical_expectations
+CHECK_OUTPUT = ["check: 4 expectations (1 error, 2 failed, 1 passed); 2 critical failing; results in ..."]
 
-    assert failed_critical_expectations(CHECK_OUTPUT) == [
-        "committed_offsets.one_row_per_group_topic_partition", "consumer_lag.lag_is_non_negative"]
+
+def test_the_failed_critical_expectations_are_read_from_the_json_report(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from airflow.sdk.exceptions import AirflowFailException
+    from data_quality import check_verdict, read_report
+
+    path = _report(tmp_path,
+                   ("committed_offsets", "gold.committed_offsets", "one_row_per_group_topic_partition", "critical",
+                    "failed", {"unexpected_count": 2}),
+                   ("committed_offsets", "gold.committed_offsets", "committed_offsets_are_non_negative", "warning",
+                    "failed", 1),
+                   ("consumer_lag", "gold.consumer_lag", "lag_is_non_negative", "critical", "error", None),
+                   ("quarantine", "silver.quarantine", "quarantine_rate_below_threshold", "critical", "passed", 0.0))
+    with pytest.raises(AirflowFailException) as failed:
+        check_verdict(1, CHECK_OUTPUT, read_report(path))
+    assert str(failed.value) == (
+        "offsetlake check exited 1: critical expectations failed: committed_offsets.one_row_per_group_topic_partition, "
+        "consumer_lag.lag_is_non_negative (check: 4 expectations (1 error, 2 failed, 1 passed); 2 critical failing; "
+        "results in ...)")
+
+
+def test_a_missing_or_unreadable_report_is_no_report(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from data_quality import read_report
+
+    assert read_report(str(tmp_path / "absent.json")) is None
+    (tmp_path / "cut.json").write_text('{"critical_failing": [', encoding="utf-8")
+    assert read_report(str(tmp_path / "cut.json")) is None
 
 
 def test_the_chosen_tables_become_table_options_and_none_checks_every_suite() -> None:
@@ -101,11 +128,12 @@ def test_only_a_verdict_or_bad_settings_fail_without_retries() -> None:
     from data_quality import check_verdict
     from offsetlake_commands import OffsetlakeCommandFailed
 
-    check_verdict(0, ["check: 4 expectations (4 passed); 0 critical failing"])
+    failing = {"critical_failing": ["committed_offsets.one_row_per_group_topic_partition"]}
+    check_verdict(0, ["check: 4 expectations (4 passed); 0 critical failing"], {"critical_failing": []})
     with pytest.raises(AirflowFailException, match="critical expectations failed: committed_offsets.one_row"):
-        check_verdict(1, CHECK_OUTPUT)
+        check_verdict(1, CHECK_OUTPUT, failing)
     with pytest.raises(AirflowFailException, match="exited 2: offsetlake: config error"):
-        check_verdict(2, ["offsetlake: config error: setting quality.x = 1 is invalid"])
-    # Exit 1 with no result rows: the check could not run (a crash); a retry may help.
+        check_verdict(2, ["offsetlake: config error: setting quality.x = 1 is invalid"], None)
+    # Exit 1 with no report: the check could not run (a crash); a retry may help.
     with pytest.raises(OffsetlakeCommandFailed, match="exited 1: offsetlake: data-quality check failed to run"):
-        check_verdict(1, ["offsetlake: data-quality check failed to run: Py4JError"])
+        check_verdict(1, ["offsetlake: data-quality check failed to run: Py4JError"], None)
