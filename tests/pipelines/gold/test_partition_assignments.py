@@ -9,22 +9,13 @@ currentStateTimestamp), a static member's id swap, the group going Empty -- and 
 
 from __future__ import annotations
 
-import datetime as dt
-
 import pytest
 
 from pipelines.gold.group_history import member_sequence, record_sequence
 from pipelines.gold.partition_assignments import partition_assignments
-from schemas import group_members, group_metadata
+from tests.pipelines.gold.classic_history import seconds, silver_frames
 
 pytestmark = pytest.mark.spark
-
-T0 = dt.datetime(2026, 11, 25, 2, 0)
-
-
-def _at(seconds: int) -> dt.datetime:
-    return T0 + dt.timedelta(seconds=seconds)
-
 
 # (group, offset, generation, append time, currentStateTimestamp, members: (member id, instance id, topic, partitions))
 RECORDS = [
@@ -36,38 +27,11 @@ RECORDS = [
 ]
 
 
-def _silver(spark):  # type: ignore[no-untyped-def]
-    def position(group: str, offset: int, appended: int) -> dict:
-        return {"cluster_name": "c", "source_topic": "__consumer_offsets", "source_partition": 0,
-                "source_offset": offset, "record_timestamp": _at(appended), "group": group}
-
-    metadata = [{**position(group, offset, appended), "protocol_type": "consumer", "generation": generation,
-                 "protocol": "range", "leader": members[0][0] if members else None,
-                 "current_state_timestamp": _at(formed), "member_count": len(members), "is_tombstone": False,
-                 "value_version": 3}
-                for group, offset, generation, appended, formed, members in RECORDS]
-    members = [{**position(group, offset, appended), "generation": generation, "member_id": member_id,
-                "is_leader": index == 0, "group_instance_id": instance, "client_id": f"client-{member_id}",
-                "assigned_partitions": [{"topic": topic, "partitions": partitions}], "undecoded": False}
-               for group, offset, generation, appended, _formed, records in RECORDS
-               for index, (member_id, instance, topic, partitions) in enumerate(records)]
-
-    def frame(spec, rows):  # type: ignore[no-untyped-def]
-        return spark.createDataFrame([tuple(row.get(f.name) for f in spec.schema.fields) for row in rows],
-                                     spec.schema)
-
-    return frame(group_metadata.TABLE, metadata), frame(group_members.TABLE, members)
-
-
 @pytest.fixture(scope="module")
 def owners(spark):  # type: ignore[no-untyped-def]
     """(group, generation, member, topic, partition) -> (valid_from, valid_to) in seconds after T0."""
-    metadata, members = _silver(spark)
+    metadata, members = silver_frames(spark, RECORDS)
     rows = partition_assignments(member_sequence(record_sequence(metadata), members)).collect()
-
-    def seconds(moment: dt.datetime | None) -> int | None:
-        return None if moment is None else int((moment - T0).total_seconds())
-
     return {(r["group"], r["generation"], r["member_id"], r["topic"], r["partition"]):
             (seconds(r["valid_from"]), seconds(r["valid_to"])) for r in rows}, rows
 
