@@ -30,10 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "refresh are read (gold._refresh_state keeps the silver Delta versions already applied) and only the "
             "groups they touch are recomputed; running it again with nothing new writes nothing. Run `offsetlake "
             "ingest` first. The storm flag of gold.rebalance_events is set by the [gold] settings "
-            "storm_rebalances and storm_window_minutes. KIP-848 records name topics by id: ids that no offset "
-            "commit or group record names are looked up on the cluster (Admin describe_topics; [gold] "
-            "resolve_topic_ids, topic_lookup_timeout_seconds); unresolved ids keep a null topic. Prints each "
-            "gold table's row count."
+            "storm_rebalances and storm_window_minutes. KIP-848 records name topics by id: the names come from "
+            "offset commits and group records that carry both, and from the end-offset snapshots "
+            "('offsetlake snapshot-end-offsets' records each topic's id); the cluster is never asked, so a "
+            "rebuild gives the same rows. An id nothing names yet keeps a null topic until a snapshot names it. "
+            "Prints each gold table's row count."
         ),
     )
     parser.set_defaults(run=run)

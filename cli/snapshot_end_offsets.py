@@ -19,7 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "the high watermark while a transaction is open), and append them as one snapshot to "
             "silver.partition_end_offsets. Unless lag.message_timestamps is false, it also reads the "
             "timestamp of the message at each offset a consumer group has committed, for the "
-            "message-timestamp lag estimator. 'offsetlake lag' turns the snapshots into gold.consumer_lag."
+            "message-timestamp lag estimator. Each row also records the topic's id (DescribeTopics), "
+            "from which 'offsetlake gold' names the topic ids of KIP-848 groups' assignments. "
+            "'offsetlake lag' turns the snapshots into gold.consumer_lag."
         ),
         epilog="Examples: offsetlake snapshot-end-offsets; "
                "offsetlake snapshot-end-offsets --topics orders payments --every 30 --count 120",

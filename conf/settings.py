@@ -182,10 +182,6 @@ class GoldSettings:
     # ``storm_rebalances`` rebalances (itself included) within ``storm_window_minutes``.
     storm_rebalances: int = 5
     storm_window_minutes: int = 10
-    # KIP-848 assignments name topics by id: ids no offset commit or group record names are looked
-    # up on the cluster (Admin describe_topics) within this many seconds; false keeps them unnamed.
-    resolve_topic_ids: bool = True
-    topic_lookup_timeout_seconds: float = 10.0
     # Gold tables a refresh writes (and counts) at the same time, each from a driver thread of its own
     # (pipelines/spark_jobs.py says why); 1 writes them one after the other.
     concurrent_writes: int = 4
@@ -337,6 +333,14 @@ def _build(raw: dict[str, dict[str, tuple[Any, str]]]) -> Settings:
     return settings
 
 
+#: Settings offsetlake no longer has, and why: a file that still sets one gets this reason, not only the list.
+REMOVED_SETTINGS = {
+    "gold.resolve_topic_ids": "removed 2026-11-26: gold names topic ids from the end-offset snapshots and never "
+                              "asks the cluster",
+    "gold.topic_lookup_timeout_seconds": "removed 2026-11-26: gold no longer looks topic ids up on the cluster",
+}
+
+
 def _build_section(cls: type, name: str, values: dict[str, tuple[Any, str]]) -> Any:
     return cls(**_coerce_fields(cls, name, values, skip=set()))
 
@@ -347,7 +351,9 @@ def _coerce_fields(cls: type, section: str, values: dict[str, tuple[Any, str]], 
     for key, (value, source) in values.items():
         qualified = f"{section}.{key}" if section else key
         if key not in fields:
-            raise ConfigError(qualified, value, f"one of {', '.join(sorted(fields))}", source)
+            removed = REMOVED_SETTINGS.get(qualified)
+            raise ConfigError(qualified, value, f"no such setting ({removed}); delete it" if removed
+                              else f"one of {', '.join(sorted(fields))}", source)
         out[key] = _coerce(qualified, value, fields[key].type, source)
     return out
 

@@ -65,6 +65,30 @@ def delta_schema(spec: TableSpec) -> StructType:
     return T.StructType([T.StructField(f.name, relax(f.dataType), f.nullable, f.metadata) for f in spec.schema])
 
 
+def evolve_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> None:
+    """Bring a table made by an older offsetlake up to ``spec``: add missing columns, drop NOT NULLs it no longer has.
+
+    Tables gain columns (gold's ``group_type`` for KIP-848 groups, silver.partition_end_offsets'
+    ``topic_id``); without this a write into a warehouse made before would fail on the schema. Added
+    columns are nullable (Delta cannot add NOT NULL columns); rows written before get null in them
+    (gold: until their groups are recomputed).
+    """
+    path = str(table_path(settings, spec))
+    have = {f.name: f for f in spark.read.format("delta").load(path).schema.fields}
+    target = delta_schema(spec)
+    missing = [f for f in target.fields if f.name not in have]
+    if missing:
+        def comment(f):  # type: ignore[no-untyped-def]
+            return f.metadata.get("comment", "").replace("\\", "\\\\").replace("'", "\\'")
+
+        spark.sql(f"ALTER TABLE delta.`{path}` ADD COLUMNS ("
+                  + ", ".join(f"`{f.name}` {f.dataType.simpleString()} COMMENT '{comment(f)}'" for f in missing)
+                  + ")")
+    for f in target.fields:
+        if f.name in have and f.nullable and not have[f.name].nullable:
+            spark.sql(f"ALTER TABLE delta.`{path}` ALTER COLUMN `{f.name}` DROP NOT NULL")
+
+
 def idempotent_append(frame: DataFrame, settings: Settings, spec: TableSpec, app_id: str, version: int) -> None:
     """Append ``frame`` unless this (app_id, version) was already committed to the table.
 

@@ -15,6 +15,11 @@ estimator needs, and it can only be read while the message is still in the
 log, so it is taken with the snapshot and stored in the same row (one Delta
 write per snapshot, not two).
 
+Each row also carries the topic's id (KIP-516; Admin DescribeTopics, in Kafka's base64url text):
+KIP-848 group records and newer offset commits name topics only by id, and gold names them from
+the snapshots (``topic_names``), so that a refresh never asks the cluster and a rebuild from the
+warehouse gives the same rows (issue 14, item 3).
+
 Each snapshot is appended once: ``txnAppId = offsetlake-end-offsets:<cluster>``
 and ``txnVersion = snapshot_id`` (its start time in ms), so writing the same
 snapshot again is a no-op.
@@ -62,6 +67,7 @@ class PartitionEndOffsets:
     latest_offset: int
     last_stable_offset: int
     committed_messages: tuple[CommittedMessage, ...] = ()
+    topic_id: str | None = None  # Kafka's text form; None when the cluster did not describe the topic
 
 
 @dataclass(frozen=True)
@@ -159,6 +165,7 @@ def take_snapshot(settings: Settings, topics: Sequence[str] | None = None, *, in
     latest = list_offsets(OffsetSpec.latest, IsolationLevel.READ_UNCOMMITTED)
     stable = list_offsets(OffsetSpec.latest, IsolationLevel.READ_COMMITTED)
     earliest = list_offsets(OffsetSpec.earliest, IsolationLevel.READ_UNCOMMITTED)
+    topic_ids = describe_topic_ids(admin, chosen)
 
     fetch = settings.lag.message_timestamps if message_timestamps is None else message_timestamps
     committed_messages: dict[tuple[str, int], tuple[CommittedMessage, ...]] = {}
@@ -177,10 +184,43 @@ def take_snapshot(settings: Settings, topics: Sequence[str] | None = None, *, in
             # The LSO read after the high watermark may have moved past it; cap it to keep LSO <= HW.
             last_stable_offset=min(stable[(tp.topic, tp.partition)], latest[(tp.topic, tp.partition)]),
             committed_messages=committed_messages.get((tp.topic, tp.partition), ()),
+            topic_id=topic_ids.get(tp.topic),
         )
         for tp in partitions
     )
     return EndOffsetsSnapshot(settings.cluster_name, snapshot_id, rows, groups_read)
+
+
+def describe_topic_ids(admin: object, topics: Sequence[str]) -> dict[str, str]:
+    """topic -> its id (Admin DescribeTopics), in Kafka's text form; a topic the cluster does not describe
+    (deleted meanwhile, no permission to describe) is left out: its rows get a null id, the snapshot goes on."""
+    from confluent_kafka import TopicCollection
+
+    if not topics:
+        return {}
+    try:
+        futures = admin.describe_topics(TopicCollection(list(topics)),  # type: ignore[attr-defined]
+                                        request_timeout=REQUEST_TIMEOUT)
+    except Exception:  # noqa: BLE001 - ids are an enrichment of the snapshot, see above
+        return {}
+    found = {}
+    for name, future in futures.items():
+        try:
+            found[name] = kafka_uuid_text(future.result().topic_id)
+        except Exception:  # noqa: BLE001 - see above
+            continue
+    return found
+
+
+def kafka_uuid_text(value: object) -> str:
+    """A confluent-kafka ``Uuid`` in Kafka's text form (``Uuid.toString``: base64url, no padding), the form the
+    decoders give topic ids in (librdkafka's own ``str()`` is plain base64)."""
+    import base64
+
+    mask = (1 << 64) - 1
+    raw = ((value.get_most_significant_bits() & mask) << 64  # type: ignore[attr-defined]
+           | (value.get_least_significant_bits() & mask))  # type: ignore[attr-defined]
+    return base64.urlsafe_b64encode(raw.to_bytes(16, "big")).rstrip(b"=").decode("ascii")
 
 
 def committed_offsets(admin: object, topics: set[str]) -> tuple[dict[tuple[str, int], set[int]], int]:
@@ -272,13 +312,13 @@ def snapshot_frame(spark: SparkSession, snapshot: EndOffsetsSnapshot) -> DataFra
     raw = T.StructType([
         T.StructField("topic", T.StringType(), False), T.StructField("partition", T.IntegerType(), False),
         T.StructField("earliest_offset", T.LongType(), False), T.StructField("latest_offset", T.LongType(), False),
-        T.StructField("last_stable_offset", T.LongType(), False),
+        T.StructField("last_stable_offset", T.LongType(), False), T.StructField("topic_id", T.StringType()),
         T.StructField("messages", T.ArrayType(T.StructType([
             T.StructField("offset", T.LongType(), False), T.StructField("message_offset", T.LongType()),
             T.StructField("timestamp_ms", T.LongType()), T.StructField("timestamp_type", T.StringType()),
         ]), False)),
     ])
-    rows = [(p.topic, p.partition, p.earliest_offset, p.latest_offset, p.last_stable_offset,
+    rows = [(p.topic, p.partition, p.earliest_offset, p.latest_offset, p.last_stable_offset, p.topic_id,
              [(m.offset, m.message_offset, m.timestamp_ms, m.timestamp_type) for m in p.committed_messages])
             for p in snapshot.partitions]
     # Times go to Spark as epoch ms and become timestamps there: no local-time-zone conversion on the way.
@@ -293,15 +333,16 @@ def snapshot_frame(spark: SparkSession, snapshot: EndOffsetsSnapshot) -> DataFra
             F.timestamp_millis(m["timestamp_ms"]).alias("message_timestamp"),
             m["timestamp_type"].alias("timestamp_type"),
         )).alias("committed_messages"),
-        F.to_date(snapshot_time).alias("snapshot_date"),
-    )
+        F.to_date(snapshot_time).alias("snapshot_date"), "topic_id",
+    ).select(*TABLE.schema.fieldNames())
 
 
 def append_snapshot(spark: SparkSession, settings: Settings, snapshot: EndOffsetsSnapshot) -> None:
     """Append the snapshot; a snapshot already in the table (same snapshot_id) is skipped by Delta."""
-    from pipelines.delta_tables import ensure_table, idempotent_append
+    from pipelines.delta_tables import ensure_table, evolve_table, idempotent_append
 
     ensure_table(spark, settings, TABLE)
+    evolve_table(spark, settings, TABLE)  # a table from before topic_id gains the column
     if snapshot.partitions:
         idempotent_append(snapshot_frame(spark, snapshot), settings, TABLE, app_id(settings), snapshot.snapshot_id)
 
@@ -316,6 +357,21 @@ def snapshot_end_offsets(spark: SparkSession, settings: Settings, topics: Sequen
     append_snapshot(spark, settings, snapshot)
     return SnapshotReport(snapshot, time.monotonic() - started,
                           tuple(sorted({p.topic for p in snapshot.partitions})))
+
+
+def topic_names(spark: SparkSession, settings: Settings) -> DataFrame | None:
+    """(cluster_name, topic_id, topic) of every topic any snapshot described; None before the first snapshot
+    with ids (no table, or one from before topic_id: the refresh then has no names from snapshots yet)."""
+    from pyspark.sql import functions as F
+
+    from pipelines.delta_tables import read_table, table_exists
+
+    if not table_exists(settings, TABLE):
+        return None
+    rows = read_table(spark, settings, TABLE)
+    if "topic_id" not in rows.columns:
+        return None
+    return rows.filter(F.col("topic_id").isNotNull()).select("cluster_name", "topic_id", "topic").distinct()
 
 
 # --- the arithmetic (pure) ----------------------------------------------------------------------

@@ -41,6 +41,10 @@ TABLE = TableSpec(
                "for each distinct offset below latest_offset that a group had committed on this partition "
                "(OffsetFetch at snapshot time), the timestamp of the message there; empty when not fetched"),
         column("snapshot_date", T.DateType(), "UTC date of snapshot_time (partition column)", False),
+        column("topic_id", T.StringType(),
+               "the topic's id (KIP-516, Admin DescribeTopics) in Kafka's text form, as KIP-848 group records and "
+               "newer offset commits carry it: gold names topic ids from here; null when the cluster did not "
+               "describe the topic, and in rows written before offsetlake recorded it"),
     ]),
     partition_by=("snapshot_date",),
     key=("cluster_name", "snapshot_id", "topic", "partition"),

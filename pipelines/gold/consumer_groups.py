@@ -47,9 +47,8 @@ from schemas.partition_assignments import TABLE as ASSIGNMENTS
 from schemas.rebalance_events import TABLE as EVENTS
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame
 
-    from conf.settings import Settings
 
 GROUP_TYPE = "consumer"
 PROTOCOL_TYPE = "consumer"  # ConsumerGroup.protocolType(): ConsumerProtocol.PROTOCOL_TYPE
@@ -636,49 +635,16 @@ def table_frame(rows: DataFrame, table: str, columns: Sequence[Any]) -> DataFram
 
 # ------------------------------------------------------------------------------- topic names
 
-def _kafka_uuid(value: Any) -> str:
-    """A confluent-kafka ``Uuid`` in Kafka's base64url text form (librdkafka prints plain base64)."""
-    import base64
-
-    mask = (1 << 64) - 1
-    raw = ((value.get_most_significant_bits() & mask) << 64 | (value.get_least_significant_bits() & mask))
-    return base64.urlsafe_b64encode(raw.to_bytes(16, "big")).rstrip(b"=").decode("ascii")
-
-
-def cluster_topic_ids(settings: Settings, timeout_s: float) -> dict[str, str]:
-    """topic id -> name of every topic the cluster has now (Admin ``describe_topics``).
-
-    Any failure (unreachable cluster, no permission) gives an empty map: names are an
-    enrichment, and an unresolved id stays in gold with a null name.
-    """
-    try:
-        from confluent_kafka import TopicCollection
-        from confluent_kafka.admin import AdminClient
-
-        admin = AdminClient(settings.kafka.librdkafka_config())
-        names = [n for n in admin.list_topics(timeout=timeout_s).topics if n]
-        if not names:
-            return {}
-        futures = admin.describe_topics(TopicCollection(names), request_timeout=timeout_s)
-        found = {}
-        for name, future in futures.items():
-            try:
-                found[_kafka_uuid(future.result(timeout=timeout_s).topic_id)] = name
-            except Exception:  # noqa: BLE001 - one topic vanished meanwhile: skip it
-                continue
-        return found
-    except Exception:  # noqa: BLE001 - see docstring
-        return {}
-
-
-def topic_names(spark: SparkSession, settings: Settings, topic_ids: DataFrame, known: Sequence[DataFrame]
-                ) -> DataFrame:
+def topic_names(topic_ids: DataFrame, known: Sequence[DataFrame]) -> DataFrame:
     """(cluster_name, topic_id, topic) for ``topic_ids`` (cluster_name, topic_id).
 
-    ``known`` are frames of (cluster_name, topic_id, topic) to trust first: offset commits that
-    carry topic ids (OffsetCommitValue v4), the groups' PartitionMetadata records, names gold
-    already resolved. Ids still unnamed for this settings' cluster are looked up on the cluster
-    (when ``gold.resolve_topic_ids``); ids nobody can name get a null topic.
+    ``known`` are frames of (cluster_name, topic_id, topic): the groups' PartitionMetadata records,
+    offset commits that carry topic ids (OffsetCommitValue v4), the end-offset snapshots
+    (pipelines/end_offsets.py records each topic's id), names gold already has. Ids none of them
+    names get a null topic, until a later snapshot names them (the refresh then recomputes those
+    groups). Never the cluster: a refresh asks it nothing, and a rebuild from the warehouse gives the
+    same names (issue 14, item 3). Should two names ever claim one id, the smallest wins, the same
+    in every run.
     """
     from functools import reduce
 
@@ -687,25 +653,12 @@ def topic_names(spark: SparkSession, settings: Settings, topic_ids: DataFrame, k
     names = reduce(lambda a, b: a.unionByName(b), [k.select("cluster_name", "topic_id", "topic") for k in known])
     names = names.filter(F.col("topic_id").isNotNull() & (F.col("topic_id") != ZERO_UUID) & F.col("topic").isNotNull()
                          ).groupBy("cluster_name", "topic_id").agg(F.min("topic").alias("topic"))
-    resolved = topic_ids.distinct().join(names, ["cluster_name", "topic_id"], "left")
-    if settings.gold.resolve_topic_ids:
-        missing = [r["topic_id"] for r in resolved.filter(F.col("topic").isNull()
-                                                         & (F.col("cluster_name") == settings.cluster_name))
-                   .select("topic_id").collect()]
-        if missing:
-            lookup = cluster_topic_ids(settings, settings.gold.topic_lookup_timeout_seconds)
-            found = [(settings.cluster_name, t, lookup[t]) for t in missing if t in lookup]
-            if found:
-                extra = spark.createDataFrame(found, "cluster_name string, topic_id string, topic string")
-                resolved = resolved.alias("r").join(extra.alias("e"), ["cluster_name", "topic_id"], "left").select(
-                    "cluster_name", "topic_id", F.coalesce("r.topic", "e.topic").alias("topic"))
-    return resolved
+    return topic_ids.distinct().join(names, ["cluster_name", "topic_id"], "left")
 
 
 # ----------------------------------------------------------------------------- the gold frames
 
-def consumer_group_tables(spark: SparkSession, settings: Settings, records: DataFrame,
-                          known_names: Sequence[DataFrame]) -> dict[str, DataFrame]:
+def consumer_group_tables(records: DataFrame, known_names: Sequence[DataFrame]) -> dict[str, DataFrame]:
     """Every group gold table's rows for the KIP-848 groups in ``records`` (silver.consumer_group_records).
 
     ``known_names``: (cluster_name, topic_id, topic) frames for :func:`topic_names`.
@@ -721,7 +674,7 @@ def consumer_group_tables(spark: SparkSession, settings: Settings, records: Data
     partition_names = table_frame(rows, "topic_names", [T.StructField("topic_id", T.StringType()),
                                                         T.StructField("topic", T.StringType())])
     # Materialised: ``known_names`` may read the very table these rows will overwrite.
-    names = topic_names(spark, settings, tables[ASSIGNMENTS].select("cluster_name", "topic_id"),
+    names = topic_names(tables[ASSIGNMENTS].select("cluster_name", "topic_id"),
                         [partition_names, *known_names]).localCheckpoint()
     tables[ASSIGNMENTS] = tables[ASSIGNMENTS].join(F.broadcast(names), ["cluster_name", "topic_id"], "left")
     return {spec.name: frame.select(*spec.schema.fieldNames()) for spec, frame in tables.items()}

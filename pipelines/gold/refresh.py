@@ -14,7 +14,10 @@ added (the ``add`` actions of those commits in the Delta log; silver is append-o
   records of both kinds (a group id can move between the protocols), and replaces exactly those
   groups' rows (one ``replaceWhere`` overwrite per table, atomic). KIP-848 groups are derived
   by ``consumer_groups`` (a replay of their records per group); their topic ids are named from
-  offset commits that carry ids, names gold already has, the groups' records, or the cluster.
+  offset commits that carry ids, the groups' records, the end-offset snapshots (which record each
+  topic's id) and names gold already has -- never by asking the cluster, so a rebuild gives the same
+  rows. A group whose assignments hold an id no source named yet is recomputed when a later snapshot
+  or commit names it.
 
 Then the new versions are written to the state table. A refresh that dies half-way re-reads
 the same silver rows next time and converges to the same result (every step above is
@@ -33,7 +36,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from conf.settings import Settings
-from pipelines.delta_tables import delta_schema, ensure_table, read_table, table_path
+from pipelines.delta_tables import delta_schema, ensure_table, evolve_table, read_table, table_path
 from pipelines.spark_jobs import run_together
 from schemas import (
     committed_offsets as committed_offsets_schema,
@@ -43,6 +46,7 @@ from schemas import (
     group_members,
     group_metadata,
     offset_commits,
+    partition_end_offsets,
     refresh_state,
 )
 from schemas import (
@@ -69,7 +73,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 SOURCES: tuple[TableSpec, ...] = (offset_commits.TABLE, group_metadata.TABLE, group_members.TABLE,
-                                  consumer_group_records.TABLE)
+                                  consumer_group_records.TABLE, partition_end_offsets.TABLE)
 GROUP_TABLES: tuple[TableSpec, ...] = (
     group_generations_schema.TABLE, group_membership_schema.TABLE, partition_assignments_schema.TABLE,
     group_state_history_schema.TABLE, rebalance_events_schema.TABLE,
@@ -91,29 +95,6 @@ def ensure_gold_tables(spark: SparkSession, settings: Settings) -> None:
         ensure_table(spark, settings, spec)
     for spec in GROUP_TABLES:  # the tables that gained columns (KIP-848 groups)
         evolve_table(spark, settings, spec)
-
-
-def evolve_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> None:
-    """Bring a table made by an older offsetlake up to ``spec``: add missing columns, drop NOT NULLs it no longer has.
-
-    Gold tables gain columns (e.g. ``group_type`` for KIP-848 groups); without this a refresh of a
-    warehouse written before would fail on the schema. Added columns are nullable (Delta cannot add
-    NOT NULL columns); rows written before get null in them until their groups are recomputed.
-    """
-    path = str(table_path(settings, spec))
-    have = {f.name: f for f in spark.read.format("delta").load(path).schema.fields}
-    target = delta_schema(spec)
-    missing = [f for f in target.fields if f.name not in have]
-    if missing:
-        def comment(f):  # type: ignore[no-untyped-def]
-            return f.metadata.get("comment", "").replace("\\", "\\\\").replace("'", "\\'")
-
-        spark.sql(f"ALTER TABLE delta.`{path}` ADD COLUMNS ("
-                  + ", ".join(f"`{f.name}` {f.dataType.simpleString()} COMMENT '{comment(f)}'" for f in missing)
-                  + ")")
-    for f in target.fields:
-        if f.name in have and f.nullable and not have[f.name].nullable:
-            spark.sql(f"ALTER TABLE delta.`{path}` ALTER COLUMN `{f.name}` DROP NOT NULL")
 
 
 def group_tables(metadata: DataFrame, members: DataFrame, settings: Settings,
@@ -155,14 +136,16 @@ def group_tables(metadata: DataFrame, members: DataFrame, settings: Settings,
 
 def full_rebuild(spark: SparkSession, settings: Settings) -> dict[str, DataFrame]:
     """Every gold table computed from all of silver, without writing: the reference for incremental runs."""
+    from pipelines.end_offsets import topic_names
     from pipelines.gold.committed_offsets import committed_offsets
     from pipelines.gold.consumer_groups import consumer_group_tables, has_consumer_groups
     from pipelines.gold.offset_commit_rate import offset_commit_rate
 
     commits = read_table(spark, settings, offset_commits.TABLE)
     records = read_table(spark, settings, consumer_group_records.TABLE)
-    consumer = (consumer_group_tables(spark, settings, records, [commits]) if has_consumer_groups(records)
-                else None)
+    snapshots = topic_names(spark, settings)
+    consumer = (consumer_group_tables(records, [commits, *([snapshots] if snapshots is not None else [])])
+                if has_consumer_groups(records) else None)
     frames = group_tables(read_table(spark, settings, group_metadata.TABLE),
                           read_table(spark, settings, group_members.TABLE), settings, consumer, commits)
     return {committed_offsets_schema.TABLE.name: committed_offsets(commits),
@@ -194,7 +177,7 @@ def refresh_gold(spark: SparkSession, settings: Settings) -> dict[str, int]:
         merge_rates(spark, settings, commits.rows, _read_version(spark, settings, offset_commits.TABLE,
                                                                  commits.version))
 
-    scope = touched_groups(changes)
+    scope = with_groups(touched_groups(changes), newly_named_groups(spark, settings, changes))
     if scope is not None and scope.groups != []:
         groups = scope.groups
         def rows_of(spec: TableSpec) -> DataFrame:  # at the version this refresh reaches (empty if none)
@@ -221,12 +204,17 @@ def refresh_gold(spark: SparkSession, settings: Settings) -> dict[str, int]:
         records = records.localCheckpoint()
         consumer = None
         if has_consumer_groups(records):
-            # Topic ids are named first from commits that carry them and from names gold already has.
+            # Topic ids are named from commits that carry them, the end-offset snapshots and names gold has.
+            from pipelines.end_offsets import topic_names
+
             known = [read_table(spark, settings, committed_offsets_schema.TABLE),
                      read_table(spark, settings, partition_assignments_schema.TABLE)]
             if commits is not None and commits.rows is not None:
                 known.append(commits.rows)
-            consumer = consumer_group_tables(spark, settings, records, known)
+            snapshots = topic_names(spark, settings)
+            if snapshots is not None:
+                known.append(snapshots)
+            consumer = consumer_group_tables(records, known)
         frames = group_tables(group_metadata_rows, member_rows, settings, consumer, commit_rows)
         run_together(spark, [lambda spec=spec: replace_groups(settings, spec, frames[spec.name], groups)
                       for spec in GROUP_TABLES], settings.gold.concurrent_writes)
@@ -273,6 +261,40 @@ def touched_groups(changes: dict[str, SilverChanges]) -> GroupScope | None:
         touched.update((r["cluster_name"], r["group_id"]) for r in records.rows.filter(
             F.col("type").isin(*RECORD_TYPES)).select("cluster_name", "group_id").distinct().collect())
     return GroupScope(sorted(touched))
+
+
+def newly_named_groups(spark: SparkSession, settings: Settings, changes: dict[str, SilverChanges]
+                       ) -> list[tuple[str, str]]:
+    """KIP-848 groups whose gold assignments hold a topic id gold could not name, and that new end-offset
+    snapshots or new offset commits now name: recomputed although they have no new records, so that a
+    name that arrives after a group's last record reaches its rows (as a rebuild would give them)."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    from pipelines.delta_tables import table_exists
+
+    named = [change.rows for name, change in changes.items()
+             if name in (partition_end_offsets.TABLE.name, offset_commits.TABLE.name) and change.rows is not None]
+    if not named or not table_exists(settings, partition_assignments_schema.TABLE):
+        return []
+    ids = reduce(lambda a, b: a.unionByName(b), [rows.filter(F.col("topic_id").isNotNull())
+                                                 .select("cluster_name", "topic_id") for rows in named])
+    unnamed = read_table(spark, settings, partition_assignments_schema.TABLE).filter(
+        F.col("topic").isNull() & F.col("topic_id").isNotNull())
+    return sorted((r["cluster_name"], r["group"]) for r in unnamed.join(ids, ["cluster_name", "topic_id"], "left_semi")
+                  .select("cluster_name", "group").distinct().collect())
+
+
+def with_groups(scope: GroupScope | None, groups: list[tuple[str, str]]) -> GroupScope | None:
+    """``scope`` widened by ``groups`` (a scope of every group stays so)."""
+    if not groups:
+        return scope
+    if scope is None:
+        return GroupScope(sorted(groups))
+    if scope.groups is None:
+        return scope
+    return GroupScope(sorted(set(scope.groups) | set(groups)))
 
 
 def replace_groups(settings: Settings, spec: TableSpec, rows: DataFrame, groups: list[tuple[str, str]] | None

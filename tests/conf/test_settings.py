@@ -86,6 +86,8 @@ def test_the_jvm_cache_variable_of_set_up_is_not_taken_for_an_unknown_setting(tm
         ({"OFFSETLAKE_SQL_ENDPOINT__CATALOG_REFRESH_SECONDS": "-1"}, "sql_endpoint.catalog_refresh_seconds",
          "a number of seconds >= 0"),
         ({"OFFSETLAKE_GOLD__CONCURRENT_WRITES": "0"}, "gold.concurrent_writes", "a number >= 1"),
+        ({"OFFSETLAKE_GOLD__RESOLVE_TOPIC_IDS": "true"}, "gold.resolve_topic_ids",
+         "no such setting (removed 2026-11-26: gold names topic ids from the end-offset snapshots"),
     ],
 )
 def test_a_bad_setting_names_key_value_source_and_expectation(environ: dict[str, str], key: str,

@@ -31,6 +31,7 @@ from coordinator.errors import Errors
 from coordinator.records import KafkaVersion, encode
 from coordinator.scenario import ScenarioError, parse_scenario
 from decoders import decode_record
+from pipelines.end_offsets import kafka_uuid_text
 
 SCENARIO = Path(__file__).resolve().parents[2] / "conf" / "scenarios" / "kip848-subscription-change.yaml"
 FOO, BAR = topic_id_for("foo"), topic_id_for("bar")
@@ -328,15 +329,6 @@ def _kip848_records(bootstrap: str, group: str, partitions: int) -> list:
     return records
 
 
-def _kafka_uuid(value) -> str:  # noqa: ANN001 - a confluent-kafka Uuid
-    """Kafka's text form (URL-safe base64, no padding); librdkafka prints plain base64."""
-    import base64
-
-    mask = (1 << 64) - 1
-    raw = (value.get_most_significant_bits() & mask) << 64 | (value.get_least_significant_bits() & mask)
-    return base64.urlsafe_b64encode(raw.to_bytes(16, "big")).rstrip(b"=").decode("ascii")
-
-
 @pytest.mark.broker
 def test_a_real_broker_writes_the_same_record_sequence_for_join_subscribe_and_leave(kafka_broker) -> None:  # noqa: ANN001
     """One librdkafka consumer with ``group.protocol=consumer`` and the ``range`` server assignor joins
@@ -357,7 +349,7 @@ def test_a_real_broker_writes_the_same_record_sequence_for_join_subscribe_and_le
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for future in admin.create_topics([NewTopic(first, 2, 1), NewTopic(second, 1, 1)]).values():
         future.result(30)
-    topic_ids = {d.name: _kafka_uuid(d.topic_id) for d in (
+    topic_ids = {d.name: kafka_uuid_text(d.topic_id) for d in (
         f.result(30) for f in admin.describe_topics(TopicCollection([first, second])).values())}
     partitions = int(TEST_FRIENDLY_PROPERTIES["offsets.topic.num.partitions"])
 

@@ -57,7 +57,7 @@ def delete_records_before(client: dict[str, str], topic: str, partition: int, of
 @pytest.mark.broker
 @pytest.mark.spark
 def test_a_snapshot_records_each_partitions_log_start_high_watermark_and_last_stable_offset(
-        spark, settings_for) -> None:
+        spark, settings_for, kafka_broker) -> None:
     settings = settings_for()
     client = settings.kafka.librdkafka_config()
     topic = f"orders-{uuid.uuid4().hex[:8]}"
@@ -75,6 +75,29 @@ def test_a_snapshot_records_each_partitions_log_start_high_watermark_and_last_st
     assert {(r.cluster_name, r.snapshot_id) for r in rows} == {("test", report.snapshot.snapshot_id)}
     assert {r.snapshot_time for r in rows} == {report.snapshot.snapshot_time.replace(tzinfo=None)}
     assert all(r.committed_messages == [] for r in rows)
+    # And the topic's id, as the broker keeps it beside each partition's log (partition.metadata, KIP-516).
+    stored = (kafka_broker.log_dirs / f"{topic}-0" / "partition.metadata").read_text().split()
+    assert {r.topic_id for r in rows} == {stored[stored.index("topic_id:") + 1]}
+
+
+@pytest.mark.spark
+def test_a_table_from_before_topic_ids_gains_the_column_and_keeps_its_rows(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    from conf.settings import Settings
+    from pipelines.delta_tables import table_path
+    from pipelines.end_offsets import EndOffsetsSnapshot, PartitionEndOffsets, snapshot_frame
+
+    settings = Settings(cluster_name="test", warehouse=str(tmp_path / "warehouse"))
+    old = EndOffsetsSnapshot("test", 1_764_000_000_000, (PartitionEndOffsets("orders", 0, 0, 5, 5),))
+    snapshot_frame(spark, old).drop("topic_id").write.format("delta").save(str(table_path(settings, TABLE)))
+    new = dataclasses.replace(old, snapshot_id=old.snapshot_id + 60_000, partitions=(
+        PartitionEndOffsets("orders", 0, 0, 9, 9, topic_id="aHcoLvlDTvK26y2j6N5kcg"),))
+
+    append_snapshot(spark, settings, new)
+
+    rows = read_table(spark, settings, TABLE).orderBy("snapshot_id").collect()
+    assert [(r.latest_offset, r.topic_id) for r in rows] == [(5, None), (9, "aHcoLvlDTvK26y2j6N5kcg")]
 
 
 @pytest.mark.broker
@@ -188,3 +211,16 @@ def test_lag_in_seconds_by_message_timestamp_is_the_age_of_the_committed_message
     assert lag_seconds_from_message(now_ms=50_000, message_timestamp_ms=None, lag=5) is None
     assert lag_seconds_from_message(now_ms=50_000, message_timestamp_ms=None, lag=0) == 0.0
     assert lag_seconds_from_message(now_ms=50_000, message_timestamp_ms=20_000, lag=None) is None
+
+
+def test_snapshot_topic_ids_are_written_the_way_the_decoders_write_them() -> None:
+    from confluent_kafka import Uuid as ClientUuid
+
+    from decoders.wire import Uuid
+    from pipelines.end_offsets import kafka_uuid_text
+
+    raw = bytes.fromhex("6877282ef9434ef2b6eb2da3e8de6472")  # a topic id a real broker wrote
+    msb, lsb = (int.from_bytes(raw[i:i + 8], "big", signed=True) for i in (0, 8))
+    # librdkafka prints standard base64 ('/' and '+'); Kafka and the decoders use base64url.
+    assert kafka_uuid_text(ClientUuid(msb, lsb)) == str(Uuid(raw)) == "aHcoLvlDTvK26y2j6N5kcg"
+    assert kafka_uuid_text(ClientUuid(-1, -5)) == str(Uuid(b"\xff" * 15 + b"\xfb"))

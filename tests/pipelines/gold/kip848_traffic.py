@@ -14,9 +14,11 @@ from typing import Any
 from broker.workload import create_topic, produce_messages
 from conf.settings import KafkaSettings, Settings
 from pipelines.delta_tables import read_table
+from pipelines.end_offsets import snapshot_end_offsets
 from pipelines.gold.refresh import GROUP_TABLES, full_rebuild, refresh_gold
 from pipelines.ingest import IngestOptions, run_ingest
 from schemas.group_membership import TABLE as MEMBERSHIP
+from schemas.partition_assignments import TABLE as ASSIGNMENTS
 from tests.ingest_scope import from_now_on
 
 PARTITIONS = 4
@@ -95,6 +97,12 @@ def build_kip848_traffic(spark: Any, kafka_broker: Any, base_settings: Settings,
         leaves.close()
         resubscribes.close()
     run_ingest(spark, settings, IngestOptions(once=True))
+    refresh_gold(spark, settings)
+    # No snapshot yet, and librdkafka commits carry no topic ids: nothing names the topics so far.
+    unnamed = _rows(read_table(spark, settings, ASSIGNMENTS), group)
+    # The end-offset snapshot records both topics' ids; the next refresh names them in the groups' rows
+    # although the groups have no new record (and the cluster is never asked).
+    snapshot_end_offsets(spark, settings, [topic, second_topic], message_timestamps=False)
     counts = refresh_gold(spark, settings)
     again = refresh_gold(spark, settings)
     tables = {spec.name: read_table(spark, settings, spec) for spec in GROUP_TABLES}
@@ -104,7 +112,7 @@ def build_kip848_traffic(spark: Any, kafka_broker: Any, base_settings: Settings,
     resubscribed = {"subscriptions": subscriptions, "membership": _rows(tables[MEMBERSHIP.name], resubscribing),
                     "full": _rows(rebuilt[MEMBERSHIP.name], resubscribing)}
     return {"topic": topic, "group": group, "both": both, "alone": alone, "gold": gold, "full": full,
-            "counts": counts, "again": again, "resubscribed": resubscribed}
+            "counts": counts, "again": again, "resubscribed": resubscribed, "unnamed": unnamed}
 
 
 def _rows(frame, group: str) -> list[dict]:  # type: ignore[no-untyped-def]

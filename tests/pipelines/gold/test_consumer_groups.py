@@ -325,19 +325,6 @@ def test_silver_rows_become_records_with_their_nested_assignments() -> None:
     assert gone.is_tombstone and gone.member is None
 
 
-def test_cluster_topic_ids_are_written_the_way_the_decoders_write_them() -> None:
-    from confluent_kafka import Uuid as ClientUuid
-
-    from decoders.wire import Uuid
-    from pipelines.gold.consumer_groups import _kafka_uuid
-
-    raw = bytes.fromhex("6877282ef9434ef2b6eb2da3e8de6472")  # T, a topic id the real broker wrote
-    msb, lsb = (int.from_bytes(raw[i:i + 8], "big", signed=True) for i in (0, 8))
-    # librdkafka prints standard base64 ('/' and '+'); Kafka and the decoders use base64url.
-    assert _kafka_uuid(ClientUuid(msb, lsb)) == str(Uuid(raw)) == T
-    assert _kafka_uuid(ClientUuid(-1, -5)) == str(Uuid(b"\xff" * 15 + b"\xfb"))
-
-
 def test_the_reference_coordinators_kip848_scenario_replays_to_the_reference_rows() -> None:
     """Gold's replay of the records the reference coordinator writes for
     ``conf/scenarios/kip848-subscription-change.yaml`` gives the rows the reference derives from its own

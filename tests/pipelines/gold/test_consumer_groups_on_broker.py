@@ -6,7 +6,8 @@ closes too. Gold is refreshed after the first phase and again after the second (
 path), and compared with a full rebuild. What the test expects comes from the clients' side and
 from Kafka's rules, not from the derivation: what each consumer saw in ``assignment()`` once the
 group settled; epochs only grow; members of one epoch never own the same partition; the topic's
-name (librdkafka commits carry no topic id, so the name must come from the cluster's metadata).
+name (librdkafka commits carry no topic id: until an end-offset snapshot records the topic's id the
+rows have none; the refresh after the snapshot names them although the group has no new record).
 
 A second group, beside the first: one such consumer subscribes to the topic before the first
 refresh, then to it and a second topic before the second (issue 12, item 5). Its subscriptions, in
@@ -94,10 +95,13 @@ def test_at_the_last_stable_epoch_the_remaining_member_owns_all_partitions(run) 
     assert stayer["subscribed_topics"] == [run["topic"]] and stayer["group_type"] == "consumer"
 
 
-def test_topic_ids_are_named_from_the_cluster(run) -> None:  # type: ignore[no-untyped-def]
+def test_topic_ids_are_named_by_the_first_refresh_after_an_end_offset_snapshot(run) -> None:  # type: ignore[no-untyped-def]
+    before = run["unnamed"]
+    assert before and {r["topic"] for r in before} == {None}
     rows = run["gold"]["gold.partition_assignments"]
     assert rows and {r["topic"] for r in rows} == {run["topic"]}
-    assert len({r["topic_id"] for r in rows}) == 1 and None not in {r["topic_id"] for r in rows}
+    ids = {r["topic_id"] for r in rows}
+    assert ids == {r["topic_id"] for r in before} and len(ids) == 1 and None not in ids
 
 
 def test_the_leave_is_a_rebalance_that_moves_the_leavers_partitions(run) -> None:  # type: ignore[no-untyped-def]
