@@ -1,9 +1,9 @@
 """Read the dashboard's tables and views as rows: through delta-rs (no JVM), or through Spark when delta-rs cannot.
 
 delta-rs (``deltalake``) reads a table in a fraction of a second where a SparkSession takes many
-seconds to start; offsetlake's tables keep default protocol features (no deletion vectors, see
-``pipelines/spark_session.py``), which its pyarrow path reads. A table delta-rs refuses (a reader
-feature it lacks) is read with Spark instead; the report says which engine read which table.
+seconds to start; tables are read through its DataFusion engine, which applies the deletion vectors
+of the MERGE targets (its pyarrow path refuses them). A table delta-rs refuses (a reader feature it
+lacks) is read with Spark instead; the report says which engine read which table.
 
 Where a ``dashboards.*`` view (``pipelines/sql_views/``) answers what the page shows, the page reads the
 view, not the tables it is computed from: with delta-rs's embedded DataFusion engine
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from conf.settings import Settings
-from pipelines.delta_tables import table_exists, table_path
+from pipelines.delta_tables import table_exists, table_uri
 from schemas.catalog import TABLES
 
 if TYPE_CHECKING:
@@ -55,16 +55,26 @@ such rows; a pyarrow expression on the column itself, ``pc.field("is_tombstone")
 
 def read_with_delta_rs(settings: Settings, name: str, columns: tuple[str, ...],
                        filters: tuple[Filter, ...] = ()) -> list[Row]:
+    """The table's ``columns`` (those it has) through delta-rs's DataFusion engine (``deltalake.QueryBuilder``).
+
+    Not ``DeltaTable.to_pyarrow_table``: that path refuses tables with deletion vectors (deltalake 1.6.6,
+    shared/stack.md section 7), which the MERGE targets gold.committed_offsets and gold.offset_commit_rate
+    have (schemas/committed_offsets.py); DataFusion applies them (a deleted row is not returned).
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
-    from deltalake import DeltaTable
+    from deltalake import DeltaTable, QueryBuilder
 
-    delta = DeltaTable(str(table_path(settings, TABLES[name])))
+    delta = DeltaTable(table_uri(settings, TABLES[name]))
     present = {f.name for f in delta.schema().fields}
-    keep = None
-    for column in filters:
-        keep = pc.field(column) if keep is None else keep & pc.field(column)
-    table = delta.to_pyarrow_table(columns=[c for c in columns if c in present], filters=keep)
+    wanted = [c for c in columns if c in present]
+
+    def quoted(column: str) -> str:
+        return '"' + column.replace('"', '""') + '"'
+
+    where = " AND ".join(quoted(column) for column in filters)
+    sql = f"SELECT {', '.join(map(quoted, wanted)) or '*'} FROM t" + (f" WHERE {where}" if where else "")
+    table = pa.RecordBatchReader.from_stream(QueryBuilder().register("t", delta).execute(sql)).read_all()
     for index, column in enumerate(table.schema):
         if pa.types.is_timestamp(column.type):
             millis = pc.cast(pc.cast(table.column(index), pa.timestamp("ms", tz="UTC")), pa.int64())

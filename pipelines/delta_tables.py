@@ -41,7 +41,15 @@ def ensure_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> Pa
         builder = builder.comment(spec.description)
         if spec.partition_by:
             builder = builder.partitionedBy(*spec.partition_by)
+        for key, value in spec.properties:
+            builder = builder.property(key, value)
         builder.execute()
+    elif spec.properties:
+        have = DeltaTable.forPath(spark, str(path)).detail().select("properties").collect()[0]["properties"]
+        missing = [(key, value) for key, value in spec.properties if have.get(key) != value]
+        if missing:  # a table made before the spec had them
+            spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ("
+                      + ", ".join(f"'{key}' = '{value}'" for key, value in missing) + ")")
     return path
 
 

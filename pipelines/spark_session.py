@@ -50,7 +50,9 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         # DeltaFileOperations.recursiveListDirs); Spark's default, 10000, is sized for huge clusters and
         # made one VACUUM of a small table take most of a minute on two cores. Scale it like shuffles.
         "spark.sql.sources.parallelPartitionDiscovery.parallelism": str(settings.spark.shuffle_partitions),
-        # Keep Delta tables readable by delta-rs' pyarrow path (shared/stack.md section 7).
+        # No deletion vectors unless a table's spec asks for them (schemas/*.py ``properties``: the MERGE
+        # targets): delta-rs' pyarrow path refuses such tables (shared/stack.md section 7); offsetlake's
+        # own delta-rs reads go through its DataFusion engine, which applies them.
         "spark.databricks.delta.properties.defaults.enableDeletionVectors": "false",
         "spark.sql.session.timeZone": "UTC",
         # Spark's Admin-based Kafka partition discovery skips internal topics such as

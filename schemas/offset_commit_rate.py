@@ -21,4 +21,8 @@ TABLE = TableSpec(
         column("partitions", T.LongType(), "distinct topic-partitions committed in the minute", False),
     ]),
     key=("cluster_name", "group", "minute"),
+    # Deletion vectors (issue 14, item 4): every refresh MERGEs a few keys into this table; with them a
+    # MERGE marks the rows it replaces instead of rewriting each file that holds one. The dashboard
+    # reads such tables through delta-rs's DataFusion engine (dashboard/read.py), which applies them.
+    properties=(("delta.enableDeletionVectors", "true"),),
 )
