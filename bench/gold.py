@@ -24,6 +24,7 @@ of the Spark JVM (VmHWM).
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import sys
@@ -151,8 +152,8 @@ def main() -> None:
         assert sum(r.records for r in run_ingest(spark, settings, options)) == added
         started = time.perf_counter()
         refresh_gold(spark, settings)
-        report(f"incremental refresh (+{added:,} records, {len(touched)} groups)", time.perf_counter() - started,
-               added)
+        incremental_seconds = time.perf_counter() - started
+        report(f"incremental refresh (+{added:,} records, {len(touched)} groups)", incremental_seconds, added)
         incremental = {spec.name: read_table(spark, settings, spec).localCheckpoint() for spec in GOLD}
         for frame in incremental.values():
             frame.count()
@@ -160,8 +161,8 @@ def main() -> None:
         shutil.rmtree(Path(settings.warehouse) / "gold")
         started = time.perf_counter()
         refresh_gold(spark, settings)
-        report("baseline: full rebuild (gold deleted, all of silver)", time.perf_counter() - started,
-               initial + added)
+        full_seconds = time.perf_counter() - started
+        report("baseline: full rebuild (gold deleted, all of silver)", full_seconds, initial + added)
 
         for spec in GOLD:
             rebuilt = read_table(spark, settings, spec)
@@ -170,8 +171,10 @@ def main() -> None:
                 rebuilt.select(*columns).exceptAll(incremental[spec.name].select(*columns)).count()
             print(f"  {spec.name:<28} incremental == full rebuild: {'yes' if diff == 0 else f'NO ({diff} rows)'}")
         print(f"peak memory: python {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB, "
-              f"Spark JVM {jvm_peak_mb(spark):,.0f} MB")
+              f"Spark JVM {jvm_peak_mb(spark):,.0f} MB; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         spark.stop()
+    # Issue 14's figure: what an incremental refresh costs beside a full rebuild (target: 5 % or less).
+    print(f"gold: incremental/full = {100 * incremental_seconds / full_seconds:.1f}% at {args.commits:,} commits")
     shutil.rmtree(work, ignore_errors=True)
 
 
