@@ -37,6 +37,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from broker.workload import coordinator_not_ready
+
 # max.poll.interval.ms for every member: they are not polled while Spark ingests and builds gold,
 # and a member that exceeds it leaves its group (and, classic, it is the rebalance timeout too).
 MAX_POLL_INTERVAL_MS = 600_000
@@ -485,10 +487,7 @@ class DemoWorkload:
 
     def committed(self, group: str) -> dict[int, int]:
         """partition -> the group's committed offset on the broker (-1001 when none)."""
-        from confluent_kafka import KafkaError, KafkaException, TopicPartition
-
-        transient = {KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
-                     KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError._TIMED_OUT}
+        from confluent_kafka import KafkaException, TopicPartition
 
         member = self.live[group][0]
         tps = [TopicPartition(self.topic, p) for p in range(self.partitions)]
@@ -499,8 +498,7 @@ class DemoWorkload:
             try:
                 return {tp.partition: tp.offset for tp in member.consumer.committed(tps, timeout=10)}
             except KafkaException as exc:
-                error = exc.args[0]
-                if not (error.retriable() or error.code() in transient) or time.monotonic() > deadline:
+                if not coordinator_not_ready(exc.args[0]) or time.monotonic() > deadline:
                     raise
                 member.poll(0.2)
 

@@ -25,6 +25,17 @@ class GroupRun:
     committed: dict[int, int] = field(default_factory=dict)  # partition -> next offset
 
 
+def coordinator_not_ready(error: Any) -> bool:
+    """Whether a ``KafkaError`` means "ask again": retriable, or the group coordinator moving or still loading
+    (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE right after a broker starts or a
+    group's first records), or a client-side timeout."""
+    from confluent_kafka import KafkaError
+
+    return error.retriable() or error.code() in (
+        KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS, KafkaError.COORDINATOR_NOT_AVAILABLE,
+        KafkaError._TIMED_OUT)
+
+
 def create_topic(client_config: dict[str, str], topic: str, partitions: int, timeout: float = 30.0,
                  config: dict[str, str] | None = None) -> None:
     """Create ``topic`` and wait until every partition has a leader.

@@ -48,8 +48,7 @@ class ReadReport:
 Filter = str
 """A row filter pushed down to the reader: the name of a boolean column, keeping the rows where it is true.
 
-(deltalake 1.6.6 returned no rows for the DNF filter ``[("is_tombstone", "=", True)]`` on a table with
-such rows; a pyarrow expression on the column itself, ``pc.field("is_tombstone")``, reads them.)
+It becomes ``WHERE "is_tombstone"`` in the DataFusion query ``read_with_delta_rs`` runs.
 """
 
 

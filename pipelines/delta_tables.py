@@ -44,12 +44,6 @@ def ensure_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> Pa
         for key, value in spec.properties:
             builder = builder.property(key, value)
         builder.execute()
-    elif spec.properties:
-        have = DeltaTable.forPath(spark, str(path)).detail().select("properties").collect()[0]["properties"]
-        missing = [(key, value) for key, value in spec.properties if have.get(key) != value]
-        if missing:  # a table made before the spec had them
-            spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ("
-                      + ", ".join(f"'{key}' = '{value}'" for key, value in missing) + ")")
     return path
 
 
@@ -74,14 +68,23 @@ def delta_schema(spec: TableSpec) -> StructType:
 
 
 def evolve_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> None:
-    """Bring a table made by an older offsetlake up to ``spec``: add missing columns, drop NOT NULLs it no longer has.
+    """Bring a table made by an older offsetlake up to ``spec``: add missing columns, drop NOT NULLs it no longer
+    has, set the table properties it lacks.
 
     Tables gain columns (gold's ``group_type`` for KIP-848 groups, silver.partition_end_offsets'
     ``topic_id``); without this a write into a warehouse made before would fail on the schema. Added
     columns are nullable (Delta cannot add NOT NULL columns); rows written before get null in them
-    (gold: until their groups are recomputed).
+    (gold: until their groups are recomputed). Properties: e.g. deletion vectors on the MERGE targets.
     """
     path = str(table_path(settings, spec))
+    if spec.properties:
+        from delta.tables import DeltaTable
+
+        props = DeltaTable.forPath(spark, path).detail().select("properties").collect()[0]["properties"]
+        missing_properties = [(key, value) for key, value in spec.properties if props.get(key) != value]
+        if missing_properties:
+            spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ("
+                      + ", ".join(f"'{key}' = '{value}'" for key, value in missing_properties) + ")")
     have = {f.name: f for f in spark.read.format("delta").load(path).schema.fields}
     target = delta_schema(spec)
     missing = [f for f in target.fields if f.name not in have]

@@ -213,14 +213,14 @@ def describe_topic_ids(admin: object, topics: Sequence[str]) -> dict[str, str]:
 
 
 def kafka_uuid_text(value: object) -> str:
-    """A confluent-kafka ``Uuid`` in Kafka's text form (``Uuid.toString``: base64url, no padding), the form the
-    decoders give topic ids in (librdkafka's own ``str()`` is plain base64)."""
-    import base64
+    """A confluent-kafka ``Uuid`` in Kafka's text form (``Uuid.toString``), as the decoders print topic ids
+    (``decoders.wire.Uuid``; librdkafka's own ``str()`` is plain base64)."""
+    from decoders.wire import Uuid
 
     mask = (1 << 64) - 1
     raw = ((value.get_most_significant_bits() & mask) << 64  # type: ignore[attr-defined]
            | (value.get_least_significant_bits() & mask))  # type: ignore[attr-defined]
-    return base64.urlsafe_b64encode(raw.to_bytes(16, "big")).rstrip(b"=").decode("ascii")
+    return str(Uuid(raw.to_bytes(16, "big")))
 
 
 def committed_offsets(admin: object, topics: set[str]) -> tuple[dict[tuple[str, int], set[int]], int]:

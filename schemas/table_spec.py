@@ -27,7 +27,7 @@ class TableSpec:
     partition_by: tuple[str, ...] = ()
     key: tuple[str, ...] = field(default_factory=tuple)
     #: Delta table properties the table is created with, and an existing table is given
-    #: (pipelines/delta_tables.py ``ensure_table``), e.g. deletion vectors on a MERGE target.
+    #: (pipelines/delta_tables.py ``ensure_table``, ``evolve_table``), e.g. deletion vectors on a MERGE target.
     properties: tuple[tuple[str, str], ...] = ()
 
     @property

@@ -93,7 +93,8 @@ class SilverChanges:
 def ensure_gold_tables(spark: SparkSession, settings: Settings) -> None:
     for spec in (*GOLD, refresh_state.TABLE):
         ensure_table(spark, settings, spec)
-    for spec in GROUP_TABLES:  # the tables that gained columns (KIP-848 groups)
+    # The tables that gained columns (KIP-848 groups) or properties (deletion vectors on the MERGE targets).
+    for spec in (*GROUP_TABLES, *(spec for spec in GOLD if spec.properties)):
         evolve_table(spark, settings, spec)
 
 

@@ -13,7 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from broker.workload import create_topic, produce_messages, run_members
+from broker.workload import coordinator_not_ready, create_topic, produce_messages, run_members
 from conf.settings import KafkaSettings, Settings
 from pipelines.end_offsets import snapshot_end_offsets
 from tests.ingest_scope import from_now_on
@@ -31,19 +31,16 @@ def _wait_for_members(client: dict[str, str], group: str, count: int, running: F
     again), so they count as "not yet" until the deadline. Seen when tests/dags ran alone, the DAG's groups
     being then the first the background broker coordinated.
     """
-    from confluent_kafka import ConsumerGroupState, KafkaError, KafkaException
+    from confluent_kafka import ConsumerGroupState, KafkaException
     from confluent_kafka.admin import AdminClient
 
-    transient = {KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
-                 KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError._TIMED_OUT}
     admin = AdminClient(client)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not running.done():
         try:
             description = admin.describe_consumer_groups([group])[group].result(timeout=10)
         except KafkaException as exc:
-            error = exc.args[0]
-            if not (error.retriable() or error.code() in transient):
+            if not coordinator_not_ready(exc.args[0]):
                 raise
         else:
             if description.state == ConsumerGroupState.STABLE and len(description.members) == count:

@@ -9,7 +9,7 @@ import pytest
 
 from conf.settings import Settings
 from dashboard.read import read_with_delta_rs
-from pipelines.delta_tables import ensure_table, table_path
+from pipelines.delta_tables import ensure_table, evolve_table, table_path
 from schemas import committed_offsets
 
 pytestmark = pytest.mark.spark
@@ -77,7 +77,7 @@ def test_a_table_made_before_gets_the_specs_properties(spark, tmp_path) -> None:
     older = dataclasses.replace(committed_offsets.TABLE, properties=())
     path = str(ensure_table(spark, settings, older))
 
-    ensure_table(spark, settings, committed_offsets.TABLE)
+    evolve_table(spark, settings, committed_offsets.TABLE)
 
     properties = DeltaTable.forPath(spark, path).detail().collect()[0]["properties"]
     assert properties.get("delta.enableDeletionVectors") == "true"
