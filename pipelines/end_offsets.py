@@ -17,7 +17,7 @@ write per snapshot, not two).
 
 Each row also carries the topic's id (KIP-516; Admin DescribeTopics, in Kafka's base64url text):
 KIP-848 group records and newer offset commits name topics only by id, and gold names them from
-the snapshots (``topic_names``), so that a refresh never asks the cluster and a rebuild from the
+the snapshots (``snapshot_topic_names``), so that a refresh never asks the cluster and a rebuild from the
 warehouse gives the same rows (issue 14, item 3).
 
 Each snapshot is appended once: ``txnAppId = offsetlake-end-offsets:<cluster>``
@@ -359,7 +359,7 @@ def snapshot_end_offsets(spark: SparkSession, settings: Settings, topics: Sequen
                           tuple(sorted({p.topic for p in snapshot.partitions})))
 
 
-def topic_names(spark: SparkSession, settings: Settings) -> DataFrame | None:
+def snapshot_topic_names(spark: SparkSession, settings: Settings) -> DataFrame | None:
     """(cluster_name, topic_id, topic) of every topic any snapshot described; None before the first snapshot
     with ids (no table, or one from before topic_id: the refresh then has no names from snapshots yet)."""
     from pyspark.sql import functions as F

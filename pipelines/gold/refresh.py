@@ -137,14 +137,14 @@ def group_tables(metadata: DataFrame, members: DataFrame, settings: Settings,
 
 def full_rebuild(spark: SparkSession, settings: Settings) -> dict[str, DataFrame]:
     """Every gold table computed from all of silver, without writing: the reference for incremental runs."""
-    from pipelines.end_offsets import topic_names
+    from pipelines.end_offsets import snapshot_topic_names
     from pipelines.gold.committed_offsets import committed_offsets
     from pipelines.gold.consumer_groups import consumer_group_tables, has_consumer_groups
     from pipelines.gold.offset_commit_rate import offset_commit_rate
 
     commits = read_table(spark, settings, offset_commits.TABLE)
     records = read_table(spark, settings, consumer_group_records.TABLE)
-    snapshots = topic_names(spark, settings)
+    snapshots = snapshot_topic_names(spark, settings)
     consumer = (consumer_group_tables(records, [commits, *([snapshots] if snapshots is not None else [])])
                 if has_consumer_groups(records) else None)
     frames = group_tables(read_table(spark, settings, group_metadata.TABLE),
@@ -206,13 +206,13 @@ def refresh_gold(spark: SparkSession, settings: Settings) -> dict[str, int]:
         consumer = None
         if has_consumer_groups(records):
             # Topic ids are named from commits that carry them, the end-offset snapshots and names gold has.
-            from pipelines.end_offsets import topic_names
+            from pipelines.end_offsets import snapshot_topic_names
 
             known = [read_table(spark, settings, committed_offsets_schema.TABLE),
                      read_table(spark, settings, partition_assignments_schema.TABLE)]
             if commits is not None and commits.rows is not None:
                 known.append(commits.rows)
-            snapshots = topic_names(spark, settings)
+            snapshots = snapshot_topic_names(spark, settings)
             if snapshots is not None:
                 known.append(snapshots)
             consumer = consumer_group_tables(records, known)
