@@ -369,8 +369,8 @@ def test_group_metadata_kafkas_classes_do_not_decode_exactly_is_left_to_the_pure
 
 def test_group_metadata_kafka_would_not_write_back_identically_is_left_to_python_and_decoded_as_it_decodes(
         spark) -> None:
-    """GroupMetadataExpression checks exactness without writing back (whole reads, no U+FFFD, minimal varints for v4):
-    each of these it must leave to the Python decoders, which decode or quarantine it."""
+    """GroupMetadataExpression checks exactness without writing back (whole reads, no U+FFFD, null markers of -1 only,
+    minimal varints for v4): each of these it must leave to the Python decoders, which decode or quarantine it."""
     assignment = encode_assignment({"partitions": [{"topic": "orders", "partitions": [0, 1]}],
                                     "user_data": None}, 1)
     key, v3 = group_metadata("consumer", "range", SUBSCRIPTION_V3, assignment)
@@ -393,7 +393,17 @@ def test_group_metadata_kafka_would_not_write_back_identically_is_left_to_python
             "consumer", "range", SUBSCRIPTION_V3.replace(b"orders", b"order\xff"), assignment),
         "a trailing byte after an assignment": group_metadata("consumer", "range", SUBSCRIPTION_V3,
                                                               assignment + b"\x00"),
+        # Kafka's generated readers take any negative length as null and write -1 back; the reference names
+        # a negative length (found by the fuzzing test above, 2026-11-26).
+        "a null leader's length of -34": (key, v3.replace(b"\x00\x05range\x00\x03m-1", b"\x00\x05range\xff\xde")),
+        "a null group instance id's length of -2": (key, v3.replace(b"\xff\xff\x00\x03c-1", b"\xff\xfe\x00\x03c-1")),
+        "a null subscription user data's length of -2": group_metadata(
+            "consumer", "range", SUBSCRIPTION_V3.replace(b"orders\xff\xff\xff\xff", b"orders\xff\xff\xff\xfe"),
+            assignment),
+        "a null assignment user data's length of -2": group_metadata("consumer", "range", SUBSCRIPTION_V3,
+                                                                     assignment[:-4] + b"\xff\xff\xff\xfe"),
     }
+    assert all(record != group_metadata("consumer", "range", SUBSCRIPTION_V3, assignment) for record in cases.values())
     records = list(cases.values())
     assert dict(zip(cases, jvm_decoded(spark, GROUP_METADATA_UDF, records), strict=True)) == dict.fromkeys(cases, False)
     assert_decoded_as_the_pure_decoder_does(decode_raw_records(raw_frame(spark, records)), records)

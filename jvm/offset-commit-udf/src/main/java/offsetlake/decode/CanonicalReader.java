@@ -53,6 +53,8 @@ final class CanonicalReader extends ByteBufferAccessor {
     private int stringsRead;
     /** Whether the first two strings, when all ASCII, are returned as {@link #ASCII_FIRST}/{@link #ASCII_SECOND}. */
     private final boolean asciiByPosition;
+    /** Whether an int16 below -1 makes the message non-canonical ({@link #withStringNullsOfMinusOneOnly}). */
+    private boolean stringNullsOfMinusOneOnly;
 
     /**
      * Stand-ins for the first two strings of a record read with {@code asciiByPosition}: distinct objects
@@ -78,6 +80,30 @@ final class CanonicalReader extends ByteBufferAccessor {
         super(buffer);
         this.buffer = buffer;
         this.asciiByPosition = asciiByPosition;
+    }
+
+    /**
+     * This reader, also watching the null markers of nullable strings in non-flexible messages
+     * (GroupMetadataValue v0-3, the consumer protocol's Subscription): their int16 length prefix, where
+     * Kafka's generated readers take <em>any</em> negative length as null ({@code if (length < 0)
+     * { this.leader = null; }}) while its writers write -1. A record with a length of, say, -34 would decode
+     * to a null that writes back as -1, where the reference decoder (decoders/codec.py read_length) names a
+     * negative length; so any int16 below -1 marks the message as not canonical and the reference takes it.
+     * Only for messages whose every int16 is a string length (those above and GroupMetadataKey: no int16
+     * field in their JSON schemas); nullable bytes have an int32 length, checked where they are read
+     * (GroupMetadataExpression.nullMarkedMinusOne). Found by the fuzzing differential test
+     * (tests/pipelines/test_decode.py, 2026-11-26).
+     */
+    CanonicalReader withStringNullsOfMinusOneOnly() {
+        stringNullsOfMinusOneOnly = true;
+        return this;
+    }
+
+    @Override
+    public short readShort() {
+        short value = super.readShort();
+        canonical &= !stringNullsOfMinusOneOnly || value >= -1;
+        return value;
     }
 
     /** Every varint read so far had its minimal length, as Kafka's writer would have written it. */

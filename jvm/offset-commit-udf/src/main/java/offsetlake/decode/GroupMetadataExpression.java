@@ -1,6 +1,7 @@
 package offsetlake.decode;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.common.message.ConsumerProtocolAssignment;
@@ -48,8 +49,6 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
     /** CooperativeStickyAssignor.COOPERATIVE_STICKY_ASSIGNOR_USER_DATA_V0 (KIP-429), private there. */
     private static final Schema COOPERATIVE_STICKY_ASSIGNOR_USER_DATA_V0 = new Schema(new Field("generation", Type.INT32));
     private static final int COOPERATIVE_STICKY_USER_DATA_SIZE = 4;
-    /** GroupMetadataValue.json: "flexibleVersions": "4+". */
-    private static final short FIRST_FLEXIBLE_VALUE_VERSION = 4;
 
     private static final Decode DECODE = new Decode() {
         private static final long serialVersionUID = 1L;
@@ -121,9 +120,9 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
         if (version < 0 || version > GroupMetadataValue.HIGHEST_SUPPORTED_VERSION) {
             return null;
         }
-        CanonicalReader reader = new CanonicalReader(valueBuffer);
+        CanonicalReader reader = new CanonicalReader(valueBuffer).withStringNullsOfMinusOneOnly();
         GroupMetadataValue v = new GroupMetadataValue(reader, version);
-        if (!v.unknownTaggedFields().isEmpty() || !writesBackIdentically(v, valueBuffer, reader, version)) {
+        if (!v.unknownTaggedFields().isEmpty() || !writesBackIdentically(v, valueBuffer, reader)) {
             return null;
         }
         boolean consumer = CONSUMER_PROTOCOL_TYPE.equals(v.protocolType());
@@ -192,14 +191,18 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
             return null;
         }
         short version = buffer.getShort(0);
-        ConsumerProtocolSubscription s = new ConsumerProtocolSubscription(new CanonicalReader(buffer), version);
+        CanonicalReader reader = new CanonicalReader(buffer).withStringNullsOfMinusOneOnly();
+        ConsumerProtocolSubscription s = new ConsumerProtocolSubscription(reader, version);
         // Non-flexible in every version: read whole with valid strings = written back identically.
         List<String> strings = new ArrayList<>(s.topics());
         for (ConsumerProtocolSubscription.TopicPartition tp : s.ownedPartitions()) {
             strings.add(tp.topic());
         }
         strings.add(s.rackId());
-        if (!OffsetCommitExpression.readWhole(buffer, strings.toArray(new String[0]))) {
+        if (!OffsetCommitExpression.readWhole(buffer, strings.toArray(new String[0])) || !reader.canonical()) {
+            return null;
+        }
+        if (s.userData() == null && !nullMarkedMinusOne(raw, userDataOffset(s.topics()))) {
             return null;
         }
         byte[] userData = bytes(s.userData());
@@ -241,6 +244,10 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
         if (!OffsetCommitExpression.readWhole(buffer, topics.toArray(new String[0]))) {  // non-flexible, as above
             return null;
         }
+        // UserData, nullable, is the last field in every version: with nothing left, its length is the last 4 bytes.
+        if (a.userData() == null && !nullMarkedMinusOne(raw, raw.length - Integer.BYTES)) {
+            return null;
+        }
         List<InternalRow> partitions = new ArrayList<>(a.assignedPartitions().size());
         for (ConsumerProtocolAssignment.TopicPartition tp : a.assignedPartitions()) {
             partitions.add(row(tp.topic(), tp.partitions()));
@@ -252,12 +259,12 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
      * Whether Kafka would write the GroupMetadataValue back to {@code value} byte for byte, without writing
      * it (OffsetCommitExpression's class comment gives the reasoning): v0-v3 (what every broker writes,
      * GROUP_METADATA_VALUE_VERSION = 3 in GroupCoordinatorRecordHelpers) are non-flexible, so a whole read
-     * with valid strings suffices; v4 ("flexibleVersions": "4+") declares no tagged field, so with no
-     * unknown ones, minimal varints (CanonicalReader) are all that is left to check. Until 2026-11-26 that
-     * was Kafka's own size() compared with the input's.
+     * with valid strings and no null marker but -1 suffices (CanonicalReader.withStringNullsOfMinusOneOnly); v4
+     * ("flexibleVersions": "4+") declares no tagged field, so with no unknown ones, minimal varints
+     * (CanonicalReader) are all that is left to check. Until 2026-11-26 that was Kafka's own size() compared
+     * with the input's.
      */
-    private static boolean writesBackIdentically(GroupMetadataValue v, ByteBuffer read, CanonicalReader reader,
-                                                 short version) {
+    private static boolean writesBackIdentically(GroupMetadataValue v, ByteBuffer read, CanonicalReader reader) {
         List<String> strings = new ArrayList<>(3 + 4 * v.members().size());
         strings.add(v.protocolType());
         strings.add(v.protocol());
@@ -274,7 +281,30 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
         if (!OffsetCommitExpression.readWhole(read, strings.toArray(new String[0]))) {
             return false;
         }
-        return version < FIRST_FLEXIBLE_VALUE_VERSION || reader.canonical();
+        return reader.canonical();
+    }
+
+    /**
+     * Whether the int32 null marker at {@code offset} of {@code raw} is -1, the only one Kafka writes: its
+     * generated readers take any negative length of nullable bytes as null (the consumer protocol's UserData;
+     * CanonicalReader.withStringNullsOfMinusOneOnly says why that matters).
+     */
+    private static boolean nullMarkedMinusOne(byte[] raw, int offset) {
+        return offset >= 0 && offset + Integer.BYTES <= raw.length
+                && ByteBuffer.wrap(raw, offset, Integer.BYTES).getInt() == -1;
+    }
+
+    /**
+     * Where a Subscription's UserData length is (ConsumerProtocolSubscription.json: Topics, then UserData, in
+     * every version): after the int16 version, the int32 count and each topic's int16 length and bytes. The
+     * topics are valid UTF-8 here (checked before), so their Java strings give back their byte counts.
+     */
+    private static int userDataOffset(List<String> topics) {
+        int offset = Short.BYTES + Integer.BYTES;
+        for (String topic : topics) {
+            offset += Short.BYTES + topic.getBytes(StandardCharsets.UTF_8).length;
+        }
+        return offset;
     }
 
     private static byte[] bytes(ByteBuffer buffer) {
