@@ -16,7 +16,7 @@ import pytest
 from broker.embedded import EmbeddedBroker
 from conf.settings import KafkaSettings, Settings, SparkSettings
 from tests.background import BACKGROUND_FIXTURES, BackgroundBuilds, fixtures_needed, order_items
-from tests.spark_conf import CLASS_ARCHIVE, SESSION_DRIVER_JAVA_OPTIONS, TEST_SPARK_CONF
+from tests.spark_conf import CLASS_ARCHIVE, SESSION_DRIVER_JAVA_OPTIONS, SESSION_DRIVER_MEMORY, TEST_SPARK_CONF
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 
@@ -71,7 +71,8 @@ def base_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
         # One shuffle partition: the tests' tables are tiny, and every Spark job pays per task.
         # Interpreted expressions, no codegen, no AQE, the serial GC: tests/spark_conf.py says why.
         spark=SparkSettings(master="local[2]", shuffle_partitions=1, ui_enabled=False, log_level="ERROR",
-                            extra_conf=dict(TEST_SPARK_CONF), driver_java_options=SESSION_DRIVER_JAVA_OPTIONS),
+                            driver_memory=SESSION_DRIVER_MEMORY, extra_conf=dict(TEST_SPARK_CONF),
+                            driver_java_options=SESSION_DRIVER_JAVA_OPTIONS),
     )
 
 
@@ -139,6 +140,12 @@ def real_traffic_warehouse(background_builds: BackgroundBuilds):  # type: ignore
 
 
 @pytest.fixture(scope="session")
+def real_broker_runs(background_builds: BackgroundBuilds):  # type: ignore[no-untyped-def]
+    """Two scenarios acted out by real consumers, and what the broker wrote (tests/coordinator/real_broker_runs.py)."""
+    return background_builds.result("real_broker_runs")
+
+
+@pytest.fixture(scope="session")
 def sample_traffic_warehouse(background_builds: BackgroundBuilds):  # type: ignore[no-untyped-def]
     """The story-telling warehouse of the SQL views, `sql` and the dashboard (tests/dashboard/sample_warehouse.py)."""
     return background_builds.result("sample_traffic_warehouse")
@@ -154,3 +161,15 @@ def kip848_traffic_warehouse(background_builds: BackgroundBuilds):  # type: igno
 def dag_traffic_warehouse(background_builds: BackgroundBuilds):  # type: ignore[no-untyped-def]
     """The groups the offsets_ingest DAG's run ingests (tests/dags/dag_traffic.py)."""
     return background_builds.result("dag_traffic_warehouse")
+
+
+@pytest.fixture(scope="session")
+def scenario_warehouse(background_builds: BackgroundBuilds):  # type: ignore[no-untyped-def]
+    """Every scenario of conf/scenarios through ingest and gold in two parts (tests/pipelines/scenario_warehouse.py)."""
+    return background_builds.result("scenario_warehouse")
+
+
+@pytest.fixture(scope="session")
+def maintained_warehouse(background_builds: BackgroundBuilds):  # type: ignore[no-untyped-def]
+    """One group's batches, gold, OPTIMIZE and VACUUM, more batches (tests/pipelines/maintained_warehouse.py)."""
+    return background_builds.result("maintained_warehouse")

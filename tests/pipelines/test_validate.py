@@ -1,7 +1,7 @@
 """``offsetlake validate``: gold agrees with the reference coordinator over the whole scenario suite.
 
 The comparison (``pipelines.validation.check``) runs over the shared scenario warehouse
-(tests/pipelines/conftest.py: every scenario built into gold by ``build_gold``, then the rest of
+(tests/pipelines/scenario_warehouse.py: every scenario built into gold by ``build_gold``, then the rest of
 their records added incrementally); a tampered expectation must then show up as a difference row
 and a failing exit status. ``validate`` itself refuses scenarios that would share a group before
 it touches the cluster.

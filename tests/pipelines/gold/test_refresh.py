@@ -1,6 +1,6 @@
 """Gold tables against the reference coordinator: every scenario's records go through the real pipeline.
 
-The warehouse is the shared scenario warehouse (``tests/pipelines/conftest.py``): the records of
+The warehouse is the shared scenario warehouse (``tests/pipelines/scenario_warehouse.py``): the records of
 all scenarios in ``conf/scenarios/`` produced to one plain topic on the embedded broker in two
 parts, ingested into silver after each part, and gold refreshed after each ingest; a third
 refresh has nothing new. The expected rows are what ``pipelines/validation.py`` derives from the
@@ -47,7 +47,7 @@ pytestmark = [pytest.mark.broker, pytest.mark.spark]
 
 @pytest.fixture(scope="module")
 def run(spark, scenario_warehouse):  # type: ignore[no-untyped-def]
-    """The shared scenario warehouse (tests/pipelines/conftest.py), read back once for this module."""
+    """The shared scenario warehouse (tests/pipelines/scenario_warehouse.py), read back once for this module."""
     settings = scenario_warehouse["settings"]
     return {
         **scenario_warehouse, "results": list(scenario_warehouse["results"].values()),

@@ -1,11 +1,18 @@
-"""The reference coordinator's scenarios through the real pipeline, once per run.
+"""The reference coordinator's scenarios through the real pipeline, built once per run in the background.
 
 ``tests/pipelines/gold/test_refresh.py`` (gold against the reference, incremental equals full) and
 ``tests/pipelines/test_validate.py`` (``offsetlake validate``'s comparison and its report) read the
 same warehouse: every scenario of ``conf/scenarios/`` (their group names are distinct) simulated,
 the first 60% of each one's records built into gold by ``pipelines.validation.build_gold`` (a new
-plain topic on the session broker, one ingest, one refresh), then the rest produced to the same
-topic, ingested and refreshed incrementally, then one more refresh with nothing new.
+plain topic on the broker of the background builds, one ingest, one refresh), then the rest produced
+to the same topic, ingested and refreshed incrementally, then one more refresh with nothing new.
+
+Why in the background (tests/background.py): unlike the other background warehouses this one is CPU
+work, not waiting (ten simulations, two ingests, three refreshes: about 78 s of the suite's critical path
+when it was a fixture of tests/pipelines/conftest.py). It is built last, when the waiting builds are done,
+beside the second half of the suite, when one of the two cores was idle about a third of the time
+(sampled every 15 s, 2026-11-26). Its records go to a plain topic of their own, never to
+``__consumer_offsets``, so they change no other background warehouse.
 """
 
 from __future__ import annotations
@@ -14,8 +21,6 @@ import dataclasses
 import uuid
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted((ROOT / "conf" / "scenarios").glob("*.yaml"))
@@ -30,8 +35,8 @@ def gold_version(spark: Any, settings: Any, spec: Any) -> int:
     return DeltaTable.forPath(spark, str(table_path(settings, spec))).history(1).collect()[0]["version"]
 
 
-@pytest.fixture(scope="session")
-def scenario_warehouse(spark, kafka_broker, base_settings, tmp_path_factory) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def build_scenario_warehouse(spark: Any, broker: Any, base_settings: Any, root: Path) -> dict[str, Any]:
+    """Build the warehouse in ``root`` from topic records on ``broker``; what the tests read of it."""
     from cli.simulate import produce_records
     from conf.settings import GoldSettings, KafkaSettings
     from coordinator import simulate
@@ -40,8 +45,8 @@ def scenario_warehouse(spark, kafka_broker, base_settings, tmp_path_factory) -> 
     from pipelines.validation import build_gold, scenario_name
 
     settings = dataclasses.replace(
-        base_settings, warehouse=str(tmp_path_factory.mktemp("scenarios") / "warehouse"),
-        kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers),
+        base_settings, warehouse=str(root / "warehouse"),
+        kafka=KafkaSettings(bootstrap_servers=broker.bootstrap_servers),
         gold=GoldSettings(storm_rebalances=8, storm_window_minutes=10))
     results = {scenario_name(path): simulate(str(path), kafka_version="4.2") for path in SCENARIOS}
     topic = f"offsets-{uuid.uuid4().hex[:8]}"
