@@ -9,8 +9,9 @@ issue 11's note). Built beside the rest of the suite, most of that wait is hidde
 before, 11 min 17 s after (2026-11-26, the same machine and hour; the CPU is then 80-95 % busy while the
 builds run). The scenario warehouse (tests/pipelines/scenario_warehouse.py) and the maintained one
 (tests/pipelines/maintained_warehouse.py) are built last: they are CPU work, not waiting, and overlap the second
-half of the suite, when one core was idle about a third of the time. Not a warehouse, but waiting as well:
-real consumers acting out the simulator's scenarios (tests/coordinator/real_broker_runs.py, 19 s).
+half of the suite, when one core was idle about a third of the time.
+Moving more waiting there does not pay: the simulator's real-consumer runs (19 s of waiting) moved there took the
+CPU the early foreground needed (the real-traffic build 80 s -> 96-116 s; 2026-11-26 22:36-23:43).
 
 Why a second broker: each build ingests ``__consumer_offsets`` from where it ends when the build starts
 (tests/ingest_scope.py). On the session broker it would also ingest the groups of tests running meanwhile, and
@@ -42,21 +43,14 @@ import pytest
 CLUSTER = "background"
 
 #: Session fixtures built in the background, in the order they are built (and their tests run).
-BACKGROUND_FIXTURES = ("real_traffic_warehouse", "real_broker_runs", "sample_traffic_warehouse",
-                       "kip848_traffic_warehouse", "dag_traffic_warehouse", "scenario_warehouse",
-                       "maintained_warehouse")
+BACKGROUND_FIXTURES = ("real_traffic_warehouse", "sample_traffic_warehouse", "kip848_traffic_warehouse",
+                       "dag_traffic_warehouse", "scenario_warehouse", "maintained_warehouse")
 
 
 def _real_traffic(spark: Any, broker: Any, base_settings: Any, root: Path) -> Any:
     from tests.real_traffic import build_real_traffic
 
     return build_real_traffic(spark, broker, base_settings, root)
-
-
-def _simulator_scenarios(spark: Any, broker: Any, base_settings: Any, root: Path) -> Any:
-    from tests.coordinator.real_broker_runs import run_against_broker
-
-    return run_against_broker(spark, broker, base_settings, root)
 
 
 def _sample(spark: Any, broker: Any, base_settings: Any, root: Path) -> Any:
@@ -91,7 +85,6 @@ def _maintained(spark: Any, broker: Any, base_settings: Any, root: Path) -> Any:
 
 BUILDS: dict[str, Callable[[Any, Any, Any, Path], Any]] = {
     "real_traffic_warehouse": _real_traffic,
-    "real_broker_runs": _simulator_scenarios,
     "sample_traffic_warehouse": _sample,
     "kip848_traffic_warehouse": _kip848,
     "dag_traffic_warehouse": _dag,

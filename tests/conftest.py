@@ -140,12 +140,6 @@ def real_traffic_warehouse(background_builds: BackgroundBuilds):  # type: ignore
 
 
 @pytest.fixture(scope="session")
-def real_broker_runs(background_builds: BackgroundBuilds):  # type: ignore[no-untyped-def]
-    """Two scenarios acted out by real consumers, and what the broker wrote (tests/coordinator/real_broker_runs.py)."""
-    return background_builds.result("real_broker_runs")
-
-
-@pytest.fixture(scope="session")
 def sample_traffic_warehouse(background_builds: BackgroundBuilds):  # type: ignore[no-untyped-def]
     """The story-telling warehouse of the SQL views, `sql` and the dashboard (tests/dashboard/sample_warehouse.py)."""
     return background_builds.result("sample_traffic_warehouse")
