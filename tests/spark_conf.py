@@ -30,10 +30,6 @@ TEST_SPARK_CONF: dict[str, str] = {
     # and the serial collector below, tests/pipelines/gold/test_refresh.py with test_maintenance.py took
     # 258 s against 283 s (2026-11-25 18:00-18:06, load ~2, one run each; AQE off alone 271 s).
     "spark.sql.adaptive.enabled": "false",
-    # Delta keeps a DeltaLog, with its latest snapshot's state and plans, for every table path it has read, up to
-    # 10,000 of them for 60 minutes. The suite reads a few hundred tables, most of them once, in a JVM it keeps for
-    # ten minutes: SESSION_DRIVER_MEMORY below says what that cost in garbage collection.
-    "spark.databricks.delta.delta.log.cacheSize": "64",
 }
 
 #: JVM options of the session's own JVM (tests/conftest.py): the serial collector, no concurrent GC
@@ -44,9 +40,10 @@ SESSION_DRIVER_JAVA_OPTIONS = "-XX:+UseSerialGC"
 #: full collections, 52 s of stop-the-world pauses (69 s with the young ones), the old generation 88 % full, the
 #: JVM's GC thread second only to the compilers in CPU. The session lives ten minutes and keeps 0.9-1.5 GB live
 #: late in a run (plans: Catalyst trees' pattern bitsets were most of a heap histogram; what holds them is not
-#: found yet). Whole runs, GC pauses in total (young + full): 3g 29 s (12.5 s in 19 full ones); 6g 29 s (more
-#: in young collections, 9 s in 17 full ones); 3g with Delta's log cache at 64 tables (TEST_SPARK_CONF) 25 s.
-#: pytest took 584-625 s with these against 601-635 s with 1g (23:00-23:31); the machine's noise is +-30 s.
+#: found yet). GC pauses over a whole run (young + full): 3g 29 s (12.5 s in 19 full ones), pytest 584 s against
+#: 601-635 s with 1g (23:00); 6g 29 s too (more in young collections). Tried and dropped: Delta's log cache at 64
+#: tables (spark.databricks.delta.delta.log.cacheSize): 25 s of pauses, but pytest 625-678 s in three runs, the
+#: evicted tables' snapshots being rebuilt when read again.
 SESSION_DRIVER_MEMORY = "3g"
 
 
