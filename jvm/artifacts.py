@@ -7,7 +7,8 @@ Two sets, each described by a POM under ``conf/jvm/``:
 * ``spark``: Delta Lake and Spark's Kafka source for the SparkSession;
 
 and one jar built from source, ``jvm/offset-commit-udf`` (a Spark UDF calling Kafka's
-generated offset-commit classes, shaded; see its pom.xml), into ``.jvm/offset-commit-udf/``.
+generated offset-commit classes, shaded, and ``offsetlake.fs``, Hadoop's local file system without a
+process per chmod; see its pom.xml), into ``.jvm/offset-commit-udf/``.
 
 Maven copies each set's runtime closure into ``.jvm/<set>-libs/`` from Maven's usual
 per-user local repository (``~/.m2/repository``, or ``OFFSETLAKE_MAVEN_REPO``), so a second clone
@@ -190,7 +191,7 @@ def build_offset_commit_udf(*, quiet: bool = True) -> tuple[Path, str]:
     mvn = _mvn()
     versions = {}
     for prefix, key in (("spark-sql-api_2.13-", "spark.version"), ("scala-library-", "scala.version"),
-                        ("kryo-shaded-", "kryo.version")):
+                        ("kryo-shaded-", "kryo.version"), ("hadoop-client-api-", "hadoop.version")):
         found = sorted(jars.glob(f"{prefix}*.jar"))
         if not found:
             raise ArtifactError(f"pyspark ships no {prefix}*.jar in {jars}; reinstall pyspark ('make setup')")

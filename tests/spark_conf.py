@@ -20,6 +20,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from jvm.artifacts import offset_commit_udf_jar
+
 #: Spark conf for every SparkSession the tests build (tests/conftest.py) or start in a CLI subprocess.
 TEST_SPARK_CONF: dict[str, str] = {
     # Interpreted projections instead of generated ones (CodeGeneratorWithInterpretedFallback).
@@ -30,6 +32,14 @@ TEST_SPARK_CONF: dict[str, str] = {
     # and the serial collector below, tests/pipelines/gold/test_refresh.py with test_maintenance.py took
     # 258 s against 283 s (2026-11-25 18:00-18:06, load ~2, one run each; AQE off alone 271 s).
     "spark.sql.adaptive.enabled": "false",
+    # Hadoop's local file system without a child process per chmod and per readlink (jvm/offset-commit-udf,
+    # offsetlake/fs/RawLocalFileSystemWithoutForks.java says why): the session's JVM started 10,015 of them in
+    # one run of the suite (Java Flight Recorder, 2026-11-27), ~8 ms of CPU each on this machine. Through
+    # FileSystem (Parquet, listings) and through FileContext (Delta's log, streaming checkpoints). On the driver's
+    # own class path: spark-submit reads file: paths (spark.jars) before it loads spark.jars.
+    "spark.driver.extraClassPath": str(offset_commit_udf_jar()),
+    "spark.hadoop.fs.file.impl": "offsetlake.fs.LocalFileSystemWithoutForks",
+    "spark.hadoop.fs.AbstractFileSystem.file.impl": "offsetlake.fs.LocalFsWithoutForks",
 }
 
 #: JVM options of the session's own JVM (tests/conftest.py): the serial collector, no concurrent GC
