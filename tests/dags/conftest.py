@@ -104,6 +104,19 @@ def ingested(airflow_db, dag_bag, dag_traffic_warehouse, run_conf_for, tmp_path_
     run_conf = run_conf_for(settings.warehouse_path, tmp_path_factory.mktemp("dag-ingest") / "offsetlake.toml",
                             settings.kafka.starting_offsets, settings)
     dag = dag_bag.dags["offsets_ingest"]
-    run = dag.test(run_conf=run_conf)
-    return {**traffic, "run_conf": run_conf, "run": run,
+    # What the task logged (offsetlake_commands: the command and its output), for a test to show when the run
+    # did not succeed at its first try: a retry comes a minute later and would hide the first try's failure.
+    lines: list[str] = []
+    handler = logging.Handler(logging.INFO)
+    handler.emit = lambda record: lines.append(record.getMessage())  # type: ignore[method-assign]
+    logger = logging.getLogger("offsetlake_commands")
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        run = dag.test(run_conf=run_conf)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    return {**traffic, "run_conf": run_conf, "run": run, "log": lines,
             "tasks": {ti.task_id: ti for ti in run.get_task_instances()}}
