@@ -9,7 +9,9 @@ issue 11's note). Built beside the rest of the suite, most of that wait is hidde
 before, 11 min 17 s after (2026-11-26, the same machine and hour; the CPU is then 80-95 % busy while the
 builds run). The scenario warehouse (tests/pipelines/scenario_warehouse.py) and the maintained one
 (tests/pipelines/maintained_warehouse.py) are built last: they are CPU work, not waiting, and overlap the second
-half of the suite, when one core was idle about a third of the time.
+half of the suite, when one core was idle about a third of the time. Last, the offsets_ingest DAG's run
+(tests/dags/dag_run.py): a ``dag.test()`` in a process of its own, whose task starts a CLI JVM; it overlaps
+the tests that come after the builds instead of waiting for the DAG tests at the end.
 Moving more waiting there does not pay: the simulator's real-consumer runs (19 s of waiting) moved there took the
 CPU the early foreground needed (the real-traffic build 80 s -> 96-116 s; 2026-11-26 22:36-23:43).
 
@@ -44,52 +46,61 @@ CLUSTER = "background"
 
 #: Session fixtures built in the background, in the order they are built (and their tests run).
 BACKGROUND_FIXTURES = ("real_traffic_warehouse", "sample_traffic_warehouse", "kip848_traffic_warehouse",
-                       "dag_traffic_warehouse", "scenario_warehouse", "maintained_warehouse")
+                       "dag_traffic_warehouse", "scenario_warehouse", "maintained_warehouse", "offsets_ingest_dag_run")
 
 
-def _real_traffic(spark: Any, broker: Any, base_settings: Any, root: Path) -> Any:
+def _real_traffic(spark: Any, broker: Any, base_settings: Any, root: Path, built: Callable[[str], Any]) -> Any:
     from tests.real_traffic import build_real_traffic
 
     return build_real_traffic(spark, broker, base_settings, root)
 
 
-def _sample(spark: Any, broker: Any, base_settings: Any, root: Path) -> Any:
+def _sample(spark: Any, broker: Any, base_settings: Any, root: Path, built: Callable[[str], Any]) -> Any:
     from tests.dashboard.sample_warehouse import build_sample_warehouse
 
     return build_sample_warehouse(spark, broker, base_settings, root)
 
 
-def _kip848(spark: Any, broker: Any, base_settings: Any, root: Path) -> Any:
+def _kip848(spark: Any, broker: Any, base_settings: Any, root: Path, built: Callable[[str], Any]) -> Any:
     from tests.pipelines.gold.kip848_traffic import build_kip848_traffic
 
     return build_kip848_traffic(spark, broker, base_settings, root)
 
 
-def _dag(spark: Any, broker: Any, base_settings: Any, root: Path) -> Any:
+def _dag(spark: Any, broker: Any, base_settings: Any, root: Path, built: Callable[[str], Any]) -> Any:
     from tests.dags.dag_traffic import build_dag_traffic
 
     return build_dag_traffic(spark, broker, base_settings, root)
 
 
-def _scenarios(spark: Any, broker: Any, base_settings: Any, root: Path) -> Any:
+def _scenarios(spark: Any, broker: Any, base_settings: Any, root: Path, built: Callable[[str], Any]) -> Any:
     from tests.pipelines.scenario_warehouse import build_scenario_warehouse
 
     return build_scenario_warehouse(spark, broker, base_settings, root)
 
 
-def _maintained(spark: Any, broker: Any, base_settings: Any, root: Path) -> Any:
+def _maintained(spark: Any, broker: Any, base_settings: Any, root: Path, built: Callable[[str], Any]) -> Any:
     from tests.pipelines.maintained_warehouse import build_maintained_warehouse
 
     return build_maintained_warehouse(spark, broker, base_settings, root)
 
 
-BUILDS: dict[str, Callable[[Any, Any, Any, Path], Any]] = {
+def _offsets_ingest_dag_run(spark: Any, broker: Any, base_settings: Any, root: Path,
+                            built: Callable[[str], Any]) -> Any:
+    from tests.dags.dag_run import run_offsets_ingest
+
+    return run_offsets_ingest(built("dag_traffic_warehouse"), root)
+
+
+#: name -> build(spark, the builds' broker, settings, a directory of its own, ``built``: an earlier build's result)
+BUILDS: dict[str, Callable[[Any, Any, Any, Path, Callable[[str], Any]], Any]] = {
     "real_traffic_warehouse": _real_traffic,
     "sample_traffic_warehouse": _sample,
     "kip848_traffic_warehouse": _kip848,
     "dag_traffic_warehouse": _dag,
     "scenario_warehouse": _scenarios,
     "maintained_warehouse": _maintained,
+    "offsets_ingest_dag_run": _offsets_ingest_dag_run,
 }
 
 
@@ -143,7 +154,8 @@ class BackgroundBuilds:
         for name, future in self._futures.items():
             started = time.monotonic()
             try:
-                future.set_result(BUILDS[name](self._spark, self.broker, self._base_settings, self._root / name))
+                future.set_result(BUILDS[name](self._spark, self.broker, self._base_settings, self._root / name,
+                                                self.result))
             except BaseException as exc:  # noqa: BLE001 - the tests using it fail with it
                 future.set_exception(exc)
             self.timings.append(f"{time.monotonic() - started:6.1f} s  {name}")

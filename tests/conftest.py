@@ -167,3 +167,9 @@ def scenario_warehouse(background_builds: BackgroundBuilds):  # type: ignore[no-
 def maintained_warehouse(background_builds: BackgroundBuilds):  # type: ignore[no-untyped-def]
     """One group's batches, gold, OPTIMIZE and VACUUM, more batches (tests/pipelines/maintained_warehouse.py)."""
     return background_builds.result("maintained_warehouse")
+
+
+@pytest.fixture(scope="session")
+def offsets_ingest_dag_run(background_builds: BackgroundBuilds, dag_traffic_warehouse):  # type: ignore[no-untyped-def]
+    """offsets_ingest's ``dag.test()`` over the DAG's groups, in a process of its own (tests/dags/dag_run.py)."""
+    return background_builds.result("offsets_ingest_dag_run")

@@ -4,10 +4,11 @@ Airflow reads its configuration when ``airflow`` is first imported, so the envir
 here, at import time, before any test module of this folder imports a DAG. ``dag.test()`` needs
 the migrated database (task_instance and friends); parsing the DAGs does not.
 
-``ingested`` runs the offsets_ingest DAG once, end to end, with ``dag.test()``: its task starts
+``ingested`` is the offsets_ingest DAG's run, end to end, with ``dag.test()``: its task starts
 the real ``offsetlake`` CLI (``.venv/bin/offsetlake run --once``) as a subprocess against the broker
 of the background builds (tests/dags/dag_traffic.py) and a temporary warehouse named in a temporary
-settings file, the way a worker would.
+settings file, the way a worker would. The background builds run it, in a process of its own, before
+the DAG tests come (tests/dags/dag_run.py says why).
 """
 
 from __future__ import annotations
@@ -24,11 +25,10 @@ from typing import Any
 
 import pytest
 
-from tests.spark_conf import as_toml
+from tests.dags.dag_run import OFFSETLAKE, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
 DAGS = ROOT / "dags"
-OFFSETLAKE = Path(sys.executable).parent / "offsetlake"
 AIRFLOW_HOME = Path(tempfile.mkdtemp(prefix="offsetlake-airflow-home-"))
 atexit.register(shutil.rmtree, AIRFLOW_HOME, True)
 
@@ -68,18 +68,6 @@ def dag_bag():  # type: ignore[no-untyped-def]
     return DagBag(dag_folder=str(DAGS))
 
 
-def write_config(path: Path, warehouse: Path, bootstrap_servers: str, starting_offsets: str = "earliest",
-                 cluster_name: str = "test") -> Path:
-    """A settings file for the CLI subprocesses: the given broker and warehouse, a small Spark."""
-    path.write_text(
-        f'cluster_name = "{cluster_name}"\nwarehouse = "{warehouse}"\n'
-        '[spark]\nmaster = "local[2]"\nshuffle_partitions = 1\ndriver_memory = "768m"\nlog_level = "ERROR"\n'
-        + as_toml()  # tests/spark_conf.py
-        + f"[kafka]\nbootstrap_servers = \"{bootstrap_servers}\"\nstarting_offsets = '{starting_offsets}'\n",
-        encoding="utf-8")
-    return path
-
-
 @pytest.fixture(scope="session")
 def run_conf_for(kafka_broker):  # type: ignore[no-untyped-def]
     """``run_conf_for(warehouse, config_path)``: DAG params for the venv's offsetlake and a new settings file
@@ -97,26 +85,8 @@ def run_conf_for(kafka_broker):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def ingested(airflow_db, dag_bag, dag_traffic_warehouse, run_conf_for, tmp_path_factory):  # type: ignore[no-untyped-def]
-    """The real groups of tests/dags/dag_traffic.py, then one ``dag.test()`` of offsets_ingest."""
-    traffic = dag_traffic_warehouse
-    settings = traffic["settings"]
-    run_conf = run_conf_for(settings.warehouse_path, tmp_path_factory.mktemp("dag-ingest") / "offsetlake.toml",
-                            settings.kafka.starting_offsets, settings)
-    dag = dag_bag.dags["offsets_ingest"]
-    # What the task logged (offsetlake_commands: the command and its output), for a test to show when the run
-    # did not succeed at its first try: a retry comes a minute later and would hide the first try's failure.
-    lines: list[str] = []
-    handler = logging.Handler(logging.INFO)
-    handler.emit = lambda record: lines.append(record.getMessage())  # type: ignore[method-assign]
-    logger = logging.getLogger("offsetlake_commands")
-    logger.addHandler(handler)
-    level = logger.level
-    logger.setLevel(logging.INFO)
-    try:
-        run = dag.test(run_conf=run_conf)
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-    return {**traffic, "run_conf": run_conf, "run": run, "log": lines,
-            "tasks": {ti.task_id: ti for ti in run.get_task_instances()}}
+def ingested(airflow_db, offsets_ingest_dag_run):  # type: ignore[no-untyped-def]
+    """The real groups of tests/dags/dag_traffic.py and the offsets_ingest run over them (tests/dags/dag_run.py),
+    made by the background builds; ``result`` is the run's DagRunResult. The database is migrated again (a
+    no-op) for the DAG tests' own in-process runs."""
+    return offsets_ingest_dag_run
