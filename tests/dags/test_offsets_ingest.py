@@ -24,7 +24,10 @@ PER_PARTITION = {0: 20, 1: 20, 2: 20}  # 60 messages round-robin over 3 partitio
 def test_the_run_and_every_task_succeed(ingested) -> None:  # type: ignore[no-untyped-def]
     result = ingested["result"]
     tries = "\n".join(result.log).split("\nrunning ")
-    first_try = f"{len(tries)} tries; the first's output:\n{tries[0][-6000:]}"
+    errors = [line for line in tries[0].splitlines() if ("Error" in line or "Exception" in line)
+              and not line.startswith(" ")][:40]
+    first_try = (f"{len(tries)} tries; the first's errors:\n" + "\n".join(errors)
+                 + f"\nand the end of its output:\n{tries[0][-4000:]}")
     assert result.state == "success", first_try
     assert [state for state, _ in result.tasks.values()] == ["success"], first_try
     assert any(line.startswith("running ") and " run --once --topic __consumer_offsets" in line for line in result.log)
