@@ -17,7 +17,6 @@ import atexit
 import logging
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -53,15 +52,6 @@ def quiet_logging_at_exit():  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def airflow_db() -> Path:
-    """``airflow db migrate`` into the temporary AIRFLOW_HOME (SQLite), once per run."""
-    result = subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], capture_output=True, text=True,
-                            env=os.environ.copy(), timeout=300)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    return AIRFLOW_HOME
-
-
-@pytest.fixture(scope="session")
 def dag_bag():  # type: ignore[no-untyped-def]
     from airflow.dag_processing.dagbag import DagBag
 
@@ -85,8 +75,8 @@ def run_conf_for(kafka_broker):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def ingested(airflow_db, offsets_ingest_dag_run):  # type: ignore[no-untyped-def]
+def ingested(offsets_ingest_dag_run):  # type: ignore[no-untyped-def]
     """The real groups of tests/dags/dag_traffic.py and the offsets_ingest run over them (tests/dags/dag_run.py),
-    made by the background builds; ``result`` is the run's DagRunResult. The database is migrated again (a
-    no-op) for the DAG tests' own in-process runs."""
+    made by the background builds; ``result`` is the run's DagRunResult. That run migrated the temporary
+    AIRFLOW_HOME's database, which the DAG tests' own in-process runs use after it."""
     return offsets_ingest_dag_run
