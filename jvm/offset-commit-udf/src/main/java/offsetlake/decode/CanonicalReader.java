@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.utils.ByteUtils;
+import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
@@ -191,6 +192,23 @@ final class CanonicalReader extends ByteBufferAccessor {
             return UTF8String.fromBytes(buffer.array(), secondStart, secondLength);
         }
         return UTF8String.fromString(string);
+    }
+
+    /**
+     * {@code string}, one this reader returned, written as field {@code ordinal} of {@code row} (null as
+     * null): the bytes of the buffer's array where the string was read, or any other string encoded.
+     * The same condition as {@link #utf8}: only once the string is known to be valid UTF-8.
+     */
+    void writeUtf8(UnsafeRowWriter row, int ordinal, String string) {
+        if (string == null) {
+            row.setNullAt(ordinal);
+        } else if (string == first) {
+            row.write(ordinal, buffer.array(), firstStart, firstLength);
+        } else if (string == second) {
+            row.write(ordinal, buffer.array(), secondStart, secondLength);
+        } else {
+            row.write(ordinal, UTF8String.fromString(string));
+        }
     }
 
     @Override
