@@ -54,9 +54,16 @@ def run(args: argparse.Namespace) -> int:
         folder = os.path.dirname(os.path.abspath(args.json_file))
         if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
             raise CommandError(f"--json {args.json_file}: {folder} is not a writable directory")
-    if not settings.warehouse_path.is_dir() or not any(settings.warehouse_path.iterdir()):
-        raise CommandError(f"warehouse {settings.warehouse_path} does not exist or is empty; run `offsetlake ingest` "
-                           "first or set warehouse / OFFSETLAKE_WAREHOUSE")
+    from pipelines.delta_tables import WarehouseUnreachable, table_exists
+    from schemas.catalog import TABLES
+
+    try:
+        empty = not any(table_exists(settings, spec) for spec in TABLES.values())
+    except WarehouseUnreachable as exc:
+        raise CommandError(str(exc)) from exc
+    if empty:
+        raise CommandError(f"warehouse {settings.warehouse_uri} does not exist or holds no offsetlake table; run "
+                           "`offsetlake ingest` first or set warehouse / OFFSETLAKE_WAREHOUSE")
     from pipelines.spark_session import build_spark_session
     from quality.checkpoint import run_checks
 

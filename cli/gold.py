@@ -65,4 +65,4 @@ def refresh_and_print(spark: SparkSession, settings: Settings) -> None:
         raise CommandError(f"gold refresh failed: {first_line(exc)}") from exc
     for table, rows in counts.items():
         print(f"{table}\t{rows}")
-    print(f"gold: refreshed {len(counts)} tables in {settings.warehouse_path}", file=sys.stderr, flush=True)
+    print(f"gold: refreshed {len(counts)} tables in {settings.warehouse_uri}", file=sys.stderr, flush=True)

@@ -138,7 +138,7 @@ def ingest_with_progress(spark: SparkSession, settings: Settings, options: Inges
             file=sys.stderr, flush=True,
         )
 
-    print(f"ingest: {options.topic} on {settings.kafka.bootstrap_servers} -> {settings.warehouse_path} "
+    print(f"ingest: {options.topic} on {settings.kafka.bootstrap_servers} -> {settings.warehouse_uri} "
           f"(cluster {settings.cluster_name}, {'once' if options.once else 'continuous'})",
           file=sys.stderr, flush=True)
     try:

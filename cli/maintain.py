@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from exc
     finally:
         spark.stop()
-    print(f"maintain: {len(results)} tables in {settings.warehouse_path} optimized and vacuumed "
+    print(f"maintain: {len(results)} tables in {settings.warehouse_uri} optimized and vacuumed "
           f"(retention {hours} h): {sum(r.live_files_before - r.live_files_after for r in results)} live files "
           f"compacted away, {sum(r.vacuumed for r in results)} files deleted", file=sys.stderr)
     return 0

@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
             views = ", ".join(view.removeprefix("dashboards.") for view in catalog.views)
             print(f"serve-sql: ready in {total:.1f} s (Spark session {session_seconds:.1f} s, catalog "
                   f"{times.catalog:.1f} s, warm-up {times.warm_up:.1f} s, Thrift server {times.server:.1f} s): "
-                  f"{len(catalog.tables)} tables and {len(catalog.views)} views of {settings.warehouse_path}",
+                  f"{len(catalog.tables)} tables and {len(catalog.views)} views of {settings.warehouse_uri}",
                   flush=True)
             print(f"  JDBC (DBeaver, beeline, any Hive JDBC driver): {endpoint.jdbc_url}")
             print(f"  SQLAlchemy (Superset, PyHive):                  {endpoint.sqlalchemy_url}")

@@ -49,7 +49,8 @@ class ConfigError(ValueError):
         self.expected = expected
         self.source = source
         where = f" (from {source})" if source else ""
-        super().__init__(f"setting {key} = {value!r}{where} is invalid: expected {expected}")
+        shown = "<hidden>" if key.startswith("storage.") else repr(value)  # may hold credentials
+        super().__init__(f"setting {key} = {shown}{where} is invalid: expected {expected}")
 
 
 def user_cache_dir() -> Path:
@@ -231,6 +232,25 @@ class QualitySettings:
 
 
 @dataclass(frozen=True)
+class StorageSettings:
+    """How offsetlake reaches a warehouse that is not on the local disk (``warehouse`` = ``hdfs://``, ``s3a://``,
+    ``abfss://``, ``gs://``): options for Hadoop's file system connectors, which Spark uses, and for delta-rs,
+    which the dashboard, the SQL endpoint's catalog and the table-existence checks use without Spark.
+
+    Values often hold credentials: they are never printed (``repr=False``; ConfigError names the key only).
+    Prefer the connectors' own credential chains (instance profiles, ``AWS_*`` / ``AZURE_*`` / ``GOOGLE_*``
+    environment variables) to putting secrets here.
+    """
+
+    # Hadoop configuration, each key given to Spark as spark.hadoop.<key>, e.g.
+    # fs.s3a.endpoint = "http://minio:9000", fs.s3a.path.style.access = "true".
+    hadoop: dict[str, str] = field(default_factory=dict, repr=False)
+    # delta-rs storage options (https://delta-io.github.io/delta-rs/integrations/object-storage/), e.g.
+    # AWS_ENDPOINT_URL, AWS_REGION, AWS_ALLOW_HTTP.
+    delta_rs: dict[str, str] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
 class SqlEndpointSettings:
     """Where ``offsetlake serve-sql`` listens and how it keeps its catalog current (pipelines/sql_endpoint.py)."""
 
@@ -261,13 +281,57 @@ class Settings:
     maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
     quality: QualitySettings = field(default_factory=QualitySettings)
     sql_endpoint: SqlEndpointSettings = field(default_factory=SqlEndpointSettings)
+    storage: StorageSettings = field(default_factory=StorageSettings)
+
+    @property
+    def warehouse_is_local(self) -> bool:
+        """Whether the warehouse is a directory of this machine (a path, or a ``file:`` URI)."""
+        return warehouse_scheme(self.warehouse) in ("", "file")
+
+    @property
+    def warehouse_uri(self) -> str:
+        """The warehouse as Spark, Hadoop and delta-rs take it: a URI with a scheme as given (no trailing
+        slash), a local path or ``file:`` URI as an absolute path. Every table, checkpoint and file of the
+        warehouse is under it (``pipelines.storage.join``).
+
+        Why ``file:`` becomes a path: Hadoop writes ``file:///x`` as ``file:/x``, and Delta refuses to create a
+        table whose given location and qualified location differ as text (DELTA_AMBIGUOUS_PATHS_IN_CREATE_TABLE,
+        found by tests/pipelines/test_storage.py); a path is one spelling every library agrees on."""
+        if warehouse_scheme(self.warehouse) == "file":
+            return str(self.warehouse_path)
+        if warehouse_scheme(self.warehouse):
+            return self.warehouse.strip().rstrip("/")
+        return str(Path(self.warehouse).expanduser().resolve())
 
     @property
     def warehouse_path(self) -> Path:
+        """The warehouse as a local directory, for what must be local (Derby's files, GX's data docs);
+        a ``file:`` URI gives its path. A remote warehouse has none: ConfigError names the setting."""
+        scheme = warehouse_scheme(self.warehouse)
+        if scheme == "file":
+            from urllib.parse import unquote, urlparse
+
+            return Path(unquote(urlparse(self.warehouse.strip()).path)).resolve()
+        if scheme:
+            raise ConfigError("warehouse", self.warehouse, "a local directory here (this step keeps files on the "
+                              "local disk)")
         return Path(self.warehouse).expanduser().resolve()
 
     def with_overrides(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
+
+
+#: URI schemes offsetlake's warehouse may have: Hadoop's file systems whose connectors Spark can load
+#: (hdfs from Spark's own Hadoop client; s3a, abfs(s), gs from the connector jar named in the README's
+#: "Running on a cluster"), each also readable by delta-rs.
+WAREHOUSE_SCHEMES = ("file", "hdfs", "s3a", "abfs", "abfss", "gs")
+_URI_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+def warehouse_scheme(warehouse: str) -> str:
+    """The URI scheme of a ``warehouse`` setting, lower case; "" for a plain local path."""
+    match = _URI_SCHEME.match(warehouse.strip())
+    return match.group(1).lower() if match and len(match.group(1)) > 1 else ""
 
 
 def load_settings(
@@ -316,7 +380,7 @@ def _read_toml(path: Path) -> list[tuple[str, str, Any]]:
 
 _SECTIONS: dict[str, type] = {"spark": SparkSettings, "kafka": KafkaSettings, "lag": LagSettings, "gold": GoldSettings,
                              "maintenance": MaintenanceSettings, "quality": QualitySettings,
-                             "sql_endpoint": SqlEndpointSettings}
+                             "sql_endpoint": SqlEndpointSettings, "storage": StorageSettings}
 
 
 def _build(raw: dict[str, dict[str, tuple[Any, str]]]) -> Settings:
@@ -412,6 +476,23 @@ def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) ->
                           source("", "cluster_name"))
     if not settings.warehouse.strip():
         raise ConfigError("warehouse", settings.warehouse, "a directory path or URI", source("", "warehouse"))
+    scheme = warehouse_scheme(settings.warehouse)
+    if scheme:
+        from urllib.parse import urlparse
+
+        uri = urlparse(settings.warehouse.strip())
+        if scheme not in WAREHOUSE_SCHEMES:
+            hint = " (Hadoop's S3 connector is s3a://)" if scheme in ("s3", "s3n") else ""
+            raise ConfigError("warehouse", settings.warehouse,
+                              f"a local path or a URI with one of the schemes {', '.join(WAREHOUSE_SCHEMES)}{hint}",
+                              source("", "warehouse"))
+        if scheme == "file" and not uri.path.startswith("/"):
+            raise ConfigError("warehouse", settings.warehouse, "an absolute file: URI such as file:///data/warehouse",
+                              source("", "warehouse"))
+        if scheme != "file" and not uri.netloc:
+            raise ConfigError("warehouse", settings.warehouse,
+                              f"{scheme}://<{'namenode:port' if scheme == 'hdfs' else 'bucket or container'}>/<path>",
+                              source("", "warehouse"))
     spark = settings.spark
     if not spark.master.strip():
         raise ConfigError("spark.master", spark.master, "a Spark master URL such as local[2] or yarn",

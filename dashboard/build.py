@@ -40,7 +40,7 @@ def build_dashboard(settings: Settings, out: Path, *, groups: Sequence[str] = ()
     tables, read = read_tables(settings, COLUMNS, engine=engine, spark_factory=spark_factory,
                                filters=ROW_FILTERS, views=VIEWS)
     generated = now if now is not None else int(time.time() * 1000)
-    data = build_data(tables, filters, now=generated, warehouse=str(settings.warehouse_path))
+    data = build_data(tables, filters, now=generated, warehouse=settings.warehouse_uri)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render_html(data, describe_filters(filters)), encoding="utf-8")
     return DashboardReport(out=out, data=data, read=read, seconds=time.monotonic() - started)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conf.settings import Settings
+from pipelines.storage import join
 from schemas.table_spec import TableSpec
 
 if TYPE_CHECKING:
@@ -13,31 +13,45 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 
-def table_path(settings: Settings, spec: TableSpec) -> Path:
-    return settings.warehouse_path / spec.relative_path
+def table_path(settings: Settings, spec: TableSpec) -> str:
+    """The table's location: ``<warehouse>/<layer>/<table>``, a URI or an absolute local path (as the
+    warehouse setting is), for Spark, Delta and delta-rs alike."""
+    return join(settings.warehouse_uri, spec.relative_path)
 
 
 def table_uri(settings: Settings, spec: TableSpec) -> str:
-    """The table's location as a string for delta-rs (``deltalake.DeltaTable(uri, storage_options=...)``):
-    ``<warehouse>/<layer>/<table>`` under a warehouse given as a URI (``s3://bucket/wh``), else the
-    absolute local path ``table_path`` gives."""
-    if "://" in settings.warehouse:
-        return f"{settings.warehouse.rstrip('/')}/{spec.relative_path}"
-    return str(table_path(settings, spec))
+    """``table_path``, named for delta-rs' callers (``deltalake.DeltaTable(uri, storage_options=...)``)."""
+    return table_path(settings, spec)
 
 
 def table_exists(settings: Settings, spec: TableSpec) -> bool:
-    """Whether ``spec``'s Delta table exists in the warehouse (its directory holds a Delta log); no Spark."""
-    return (table_path(settings, spec) / "_delta_log").is_dir()
+    """Whether ``spec``'s Delta table exists in the warehouse; no Spark: delta-rs looks for its log, with
+    ``storage.delta_rs`` for a remote warehouse. A warehouse it cannot reach raises
+    ``WarehouseUnreachable`` (one line naming the warehouse and the cause)."""
+    from deltalake import DeltaTable
+
+    try:
+        return bool(DeltaTable.is_deltatable(table_path(settings, spec), dict(settings.storage.delta_rs) or None))
+    except OSError as exc:
+        raise WarehouseUnreachable(settings, exc) from exc
 
 
-def ensure_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> Path:
+class WarehouseUnreachable(RuntimeError):
+    """The warehouse's storage did not answer (wrong address, missing credentials, no such bucket)."""
+
+    def __init__(self, settings: Settings, cause: BaseException) -> None:
+        first = " ".join(str(cause).split())[:300]
+        super().__init__(f"warehouse {settings.warehouse_uri} cannot be read ({first}); check the setting "
+                         "warehouse and the storage.delta_rs options (credentials, endpoint)")
+
+
+def ensure_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> str:
     """Create the table (with column comments and partitioning) unless it exists."""
     from delta.tables import DeltaTable
 
     path = table_path(settings, spec)
-    if not DeltaTable.isDeltaTable(spark, str(path)):
-        builder = DeltaTable.createIfNotExists(spark).location(str(path)).addColumns(delta_schema(spec))
+    if not DeltaTable.isDeltaTable(spark, path):
+        builder = DeltaTable.createIfNotExists(spark).location(path).addColumns(delta_schema(spec))
         builder = builder.comment(spec.description)
         if spec.partition_by:
             builder = builder.partitionedBy(*spec.partition_by)
@@ -76,7 +90,7 @@ def evolve_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> No
     columns are nullable (Delta cannot add NOT NULL columns); rows written before get null in them
     (gold: until their groups are recomputed). Properties: e.g. deletion vectors on the MERGE targets.
     """
-    path = str(table_path(settings, spec))
+    path = table_path(settings, spec)
     if spec.properties:
         from delta.tables import DeltaTable
 
@@ -111,9 +125,9 @@ def idempotent_append(frame: DataFrame, settings: Settings, spec: TableSpec, app
     (
         frame.select(*columns).write.format("delta").mode("append")
         .option("txnAppId", app_id).option("txnVersion", str(version))
-        .save(str(table_path(settings, spec)))
+        .save(table_path(settings, spec))
     )
 
 
 def read_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> DataFrame:
-    return spark.read.format("delta").load(str(table_path(settings, spec)))
+    return spark.read.format("delta").load(table_path(settings, spec))

@@ -147,7 +147,7 @@ def collect_gold(spark: SparkSession, settings: Settings, groups: Sequence[str] 
 
     def rows(name: str, current_only: bool = False) -> list[dict[str, Any]]:
         spec = TABLES[name]
-        if not DeltaTable.isDeltaTable(spark, str(table_path(settings, spec))):
+        if not DeltaTable.isDeltaTable(spark, table_path(settings, spec)):
             return []
         frame = read_table(spark, settings, spec).filter(F.col("cluster_name") == settings.cluster_name)
         if groups is not None:
@@ -157,7 +157,7 @@ def collect_gold(spark: SparkSession, settings: Settings, groups: Sequence[str] 
         return [row.asDict(recursive=True) for row in frame.collect()]
 
     lag: list[dict[str, Any]] = []
-    if DeltaTable.isDeltaTable(spark, str(table_path(settings, TABLES["gold.consumer_lag"]))):
+    if DeltaTable.isDeltaTable(spark, table_path(settings, TABLES["gold.consumer_lag"])):
         lag = [row for row in latest_status(spark, settings) if groups is None or row["group"] in groups]
     return GoldRows(generations=rows("gold.group_generations"), rebalances=rows("gold.rebalance_events"),
                     members=rows("gold.group_membership", current_only=True),
@@ -171,7 +171,7 @@ def table_row_counts(spark: SparkSession, settings: Settings) -> dict[str, int]:
     from schemas.catalog import TABLES
 
     return {name: read_table(spark, settings, spec).count() for name, spec in TABLES.items()
-            if DeltaTable.isDeltaTable(spark, str(table_path(settings, spec)))}
+            if DeltaTable.isDeltaTable(spark, table_path(settings, spec))}
 
 
 # ---------------------------------------------------------------- the summary (pure)

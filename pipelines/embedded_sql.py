@@ -314,7 +314,7 @@ def _register_tables(builder: QueryBuilder, settings: Settings, tables: Mapping[
                      storage_options: Mapping[str, str] | None) -> tuple[list[str], list[str], dict[str, str]]:
     from deltalake import DeltaTable
 
-    options = dict(storage_options) if storage_options else None
+    options = dict(storage_options or settings.storage.delta_rs) or None  # default: the settings' storage.delta_rs
     registered, missing, unreadable = [], [], {}
     for layer in sorted({spec.layer for spec in tables.values()} | {VIEW_SCHEMA}):
         builder.execute(f"CREATE SCHEMA IF NOT EXISTS {layer}")

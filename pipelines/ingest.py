@@ -22,13 +22,13 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conf.settings import Settings
 from pipelines.decode import record_type_column
 from pipelines.delta_tables import ensure_table, idempotent_append
 from pipelines.offsets_topic_source import OFFSETS_TOPIC, read_offsets_topic_stream
+from pipelines.storage import Storage, join
 from schemas import (
     consumer_group_records,
     group_members,
@@ -70,8 +70,8 @@ _FAMILY_TABLE = {"offset_commits": "offset_commits", "group_metadata": "group_me
                  "newer_group_records": "consumer_group_records", "unroutable": "quarantine"}
 
 
-def checkpoint_path(settings: Settings, topic: str) -> Path:
-    return settings.warehouse_path / "_checkpoints" / settings.cluster_name / topic.replace("/", "_") / "ingest"
+def checkpoint_path(settings: Settings, topic: str) -> str:
+    return join(settings.warehouse_uri, "_checkpoints", settings.cluster_name, topic.replace("/", "_"), "ingest")
 
 
 def app_id(settings: Settings, topic: str) -> str:
@@ -83,25 +83,25 @@ def ensure_tables(spark: SparkSession, settings: Settings) -> None:
         ensure_table(spark, settings, spec)
 
 
-def planned_ranges(checkpoint: Path, topic: str, batch_id: int) -> dict[int, tuple[int, int]]:
+def planned_ranges(storage: Storage, checkpoint: str, topic: str, batch_id: int) -> dict[int, tuple[int, int]]:
     """partition -> (start, end) offsets Spark planned for ``batch_id``, from the checkpoint's offset log.
 
     The offset log is written before a batch runs (it is the write-ahead log that
-    makes replays exact), so it is there while foreachBatch executes.
+    makes replays exact), so it is there while foreachBatch executes. Read through Hadoop's
+    FileSystem (``pipelines.storage``): the checkpoint is under the warehouse, on any URI.
     """
 
-    def offsets_in(path: Path) -> dict[int, int]:
-        if not path.exists():
-            return {}
-        for line in reversed(path.read_text(errors="replace").splitlines()):
+    def offsets_in(uri: str) -> dict[int, int]:
+        text = storage.read_text(uri)
+        for line in reversed((text or "").splitlines()):
             line = line.strip().lstrip("\x00")
             if line.startswith("{") and topic in line:
                 return {int(p): int(o) for p, o in json.loads(line)[topic].items()}
         return {}
 
-    end = offsets_in(checkpoint / "offsets" / str(batch_id))
-    previous = checkpoint / "offsets" / str(batch_id - 1)
-    start = offsets_in(previous) if batch_id > 0 else offsets_in(checkpoint / "sources" / "0" / "0")
+    end = offsets_in(join(checkpoint, "offsets", str(batch_id)))
+    previous = join(checkpoint, "offsets", str(batch_id - 1))
+    start = offsets_in(previous) if batch_id > 0 else offsets_in(join(checkpoint, "sources", "0", "0"))
     return {p: (start.get(p, e), e) for p, e in end.items()}
 
 
@@ -194,7 +194,7 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
                 completed.unpersist()
             stage.unpersist()
 
-        ranges = planned_ranges(checkpoint_path(settings, topic), topic, batch_id)
+        ranges = planned_ranges(Storage(spark), checkpoint_path(settings, topic), topic, batch_id)
         audit, lost = _audit_rows(settings, topic, batch_id, per_partition, ranges)
         audit_frame = spark.createDataFrame(audit, ingest_batches.TABLE.schema) if audit else None
         if audit_frame is not None:
@@ -249,7 +249,7 @@ def start_ingest(spark: SparkSession, settings: Settings, options: IngestOptions
         on_batch(write_batch(spark, settings, options.topic, batch, batch_id))
 
     writer = stream.writeStream.foreachBatch(each_batch).option(
-        "checkpointLocation", str(checkpoint_path(settings, options.topic))
+        "checkpointLocation", checkpoint_path(settings, options.topic)
     ).queryName(f"offsetlake-ingest-{settings.cluster_name}-{options.topic}")
     writer = writer.trigger(availableNow=True) if options.once else writer.trigger(
         processingTime=options.trigger_interval)

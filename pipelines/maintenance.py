@@ -23,11 +23,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conf.settings import DELTA_SAFE_RETENTION_HOURS, Settings
 from pipelines.delta_tables import table_path
+from pipelines.storage import Storage
 from schemas import refresh_state
 from schemas.table_spec import TableSpec
 
@@ -80,20 +80,19 @@ def retention_hours(settings: Settings) -> int:
     return hours
 
 
-def data_files_on_disk(path: Path) -> int:
+def data_files_on_disk(storage: Storage, uri: str) -> int:
     """Parquet data files under a table directory, skipping ``_delta_log`` and other ``_``/``.`` entries.
 
-    Those are the entries VACUUM itself leaves alone (Delta treats them as hidden).
+    Those are the entries VACUUM itself leaves alone (Delta treats them as hidden). Listed through
+    Hadoop's FileSystem (``pipelines.storage``): the table may be on any warehouse URI.
     """
-    if not path.is_dir():
-        return 0
     count = 0
-    for entry in path.iterdir():
+    for entry in storage.list(uri):
         if entry.name.startswith(("_", ".")):
             continue
-        if entry.is_dir():
-            count += data_files_on_disk(entry)
-        elif entry.suffix == ".parquet":
+        if entry.is_dir:
+            count += data_files_on_disk(storage, entry.uri)
+        elif entry.name.endswith(".parquet"):
             count += 1
     return count
 
@@ -110,13 +109,14 @@ def maintain(spark: SparkSession, settings: Settings, tables: Iterable[TableSpec
     from delta.tables import DeltaTable
 
     hours = retention_hours(settings)
+    storage = Storage(spark)
     results = []
     for spec in (maintained_tables() if tables is None else tables):
         path = table_path(settings, spec)
-        if not DeltaTable.isDeltaTable(spark, str(path)):
+        if not DeltaTable.isDeltaTable(spark, path):
             continue
         started = time.monotonic()
-        table = DeltaTable.forPath(spark, str(path))
+        table = DeltaTable.forPath(spark, path)
         live_before = _live_files(table)
         live_after = live_before
         if live_before > 1:  # a single file has nothing to be compacted with
@@ -125,14 +125,14 @@ def maintain(spark: SparkSession, settings: Settings, tables: Iterable[TableSpec
             except Exception as exc:  # noqa: BLE001 - name the table in a one-line error
                 raise MaintenanceError(f"OPTIMIZE of {spec.name} failed: {_first_line(exc)}") from exc
             live_after = live_before - metrics["numFilesRemoved"] + metrics["numFilesAdded"]
-        on_disk_before = data_files_on_disk(path)
+        on_disk_before = data_files_on_disk(storage, path)
         # Every data file on disk is live: nothing was removed or left behind, VACUUM would delete nothing.
         if on_disk_before != live_after:
             try:
                 _vacuum(spark, table, hours)
             except Exception as exc:  # noqa: BLE001
                 raise MaintenanceError(f"VACUUM of {spec.name} failed: {_first_line(exc)}") from exc
-        result = TableMaintenance(spec.name, live_before, live_after, on_disk_before, data_files_on_disk(path),
+        result = TableMaintenance(spec.name, live_before, live_after, on_disk_before, data_files_on_disk(storage, path),
                                   time.monotonic() - started)
         on_table(result)
         results.append(result)

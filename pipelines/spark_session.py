@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from conf.settings import Settings
+from conf.settings import Settings, user_cache_dir
 from jvm.artifacts import offset_commit_udf_jar, spark_extra_jars
+from pipelines.storage import join
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -27,7 +28,9 @@ def spark_conf(settings: Settings) -> dict[str, str]:
 
     # The offset-commit UDF (pipelines/decode.py) ships with the session's jars to every executor.
     jars = [*spark_extra_jars(Path(pyspark.__file__).parent / "jars"), offset_commit_udf_jar()]
-    warehouse = settings.warehouse_path
+    # Derby (Spark's Hive metastore, serve-sql) keeps its files on the local disk, whatever the warehouse.
+    local_home = settings.warehouse_path if settings.warehouse_is_local else \
+        user_cache_dir() / "local-state" / settings.cluster_name
     conf = {
         "spark.master": settings.spark.master,
         "spark.app.name": settings.spark.app_name,
@@ -39,9 +42,9 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         "spark.driver.memory": settings.spark.driver_memory,
         "spark.ui.enabled": str(settings.spark.ui_enabled).lower(),
         "spark.ui.showConsoleProgress": "false",
-        "spark.sql.warehouse.dir": str(warehouse / "spark-warehouse"),
+        "spark.sql.warehouse.dir": join(settings.warehouse_uri, "spark-warehouse"),
         "spark.driver.extraJavaOptions": " ".join(
-            [f"-Dderby.system.home={warehouse / 'derby'}", *settings.spark.driver_java_options.split()]),
+            [f"-Dderby.system.home={local_home / 'derby'}", *settings.spark.driver_java_options.split()]),
         # Delta rebuilds table state with this many tasks whenever a write checks its
         # txnAppId/txnVersion (exactly-once ingest); the default (50) makes every
         # idempotent append take seconds on a small machine.
@@ -61,6 +64,8 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         "spark.pyspark.python": sys.executable,
         "spark.pyspark.driver.python": sys.executable,
     }
+    # The warehouse's file system connector options (storage.hadoop), e.g. fs.s3a.endpoint.
+    conf.update({f"spark.hadoop.{key}": value for key, value in settings.storage.hadoop.items()})
     conf.update(settings.spark.extra_conf)
     return conf
 
@@ -75,7 +80,8 @@ def build_spark_session(settings: Settings) -> SparkSession:
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    settings.warehouse_path.mkdir(parents=True, exist_ok=True)
+    if settings.warehouse_is_local:
+        settings.warehouse_path.mkdir(parents=True, exist_ok=True)
     builder = SparkSession.builder
     for key, value in spark_conf(settings).items():
         builder = builder.config(key, value)
@@ -85,3 +91,4 @@ def build_spark_session(settings: Settings) -> SparkSession:
 
     register_jvm_udfs(spark)
     return spark
+

@@ -39,9 +39,10 @@ import socket
 import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conf.settings import Settings
+from conf.settings import Settings, user_cache_dir
 from pipelines.sql_views import CatalogReport, register_catalog
 from schemas.catalog import TABLES
 
@@ -85,7 +86,7 @@ def session_settings(settings: Settings) -> Settings:
     extra["spark.driver.extraClassPath"] = os.pathsep.join(
         [*filter(None, [extra.get("spark.driver.extraClassPath", "")]), *jars])
     extra.setdefault("spark.driver.extraJavaOptions", " ".join(
-        [f"-Dderby.stream.error.file={settings.warehouse_path / 'derby.log'}",
+        [f"-Dderby.stream.error.file={_local_state(settings) / 'derby.log'}",
          *settings.spark.driver_java_options.split()]))
     return dataclasses.replace(settings, spark=dataclasses.replace(settings.spark, extra_conf=extra))
 
@@ -107,14 +108,27 @@ def tables_on_disk(settings: Settings) -> set[str]:
     return {name for name, spec in TABLES.items() if table_exists(settings, spec)}
 
 
+def _local_state(settings: Settings) -> Path:
+    """Where the endpoint's local files (Derby's log) go: the warehouse if local, else the user's cache."""
+    return settings.warehouse_path if settings.warehouse_is_local else \
+        user_cache_dir() / "local-state" / settings.cluster_name
+
+
 def check_warehouse(settings: Settings) -> None:
     """Refuse a warehouse that is not there or holds no table, before a JVM is started for nothing."""
-    path = settings.warehouse_path
-    if not path.is_dir():
-        raise EndpointError(f"warehouse {path} does not exist (setting warehouse, or OFFSETLAKE_WAREHOUSE)")
-    if not tables_on_disk(settings):
-        raise EndpointError(f"warehouse {path} holds no offsetlake table yet (setting warehouse, or "
-                            "OFFSETLAKE_WAREHOUSE): point it at an ingested warehouse, or run `offsetlake run --once`")
+    from pipelines.delta_tables import WarehouseUnreachable
+
+    if settings.warehouse_is_local and not settings.warehouse_path.is_dir():
+        raise EndpointError(f"warehouse {settings.warehouse_path} does not exist (setting warehouse, or "
+                            "OFFSETLAKE_WAREHOUSE)")
+    try:
+        tables = tables_on_disk(settings)
+    except WarehouseUnreachable as exc:
+        raise EndpointError(str(exc)) from exc
+    if not tables:
+        raise EndpointError(f"warehouse {settings.warehouse_uri} holds no offsetlake table yet (setting warehouse, "
+                            "or OFFSETLAKE_WAREHOUSE): point it at an ingested warehouse, or run "
+                            "`offsetlake run --once`")
 
 
 def check_port_free(host: str, port: int) -> None:

@@ -130,8 +130,16 @@ def _registered_location(spark: SparkSession, name: str) -> str | None:
         return None
     for row in spark.sql(f"DESCRIBE TABLE EXTENDED {name}").collect():
         if row["col_name"] == "Location":
-            return str(row["data_type"]).removeprefix("file:")
+            return _normal_location(str(row["data_type"]))
     return ""
+
+
+def _normal_location(location: str) -> str:
+    """A table location as compared here: a local one as its absolute path (``file:/x``, ``file:///x`` -> ``/x``),
+    any other URI as given; no trailing slash."""
+    if location.startswith("file:"):
+        location = "/" + location.removeprefix("file:").lstrip("/")
+    return location.rstrip("/")
 
 
 def register_tables(spark: SparkSession, settings: Settings,
@@ -147,18 +155,18 @@ def register_tables(spark: SparkSession, settings: Settings,
     for layer in sorted({spec.layer for spec in tables.values()}):
         spark.sql(f"CREATE SCHEMA IF NOT EXISTS {layer}")
     for name, spec in tables.items():
-        path = table_path(settings, spec).resolve()
+        path = table_path(settings, spec)
         location = _registered_location(spark, name)
         if not table_exists(settings, spec):
             if location is not None:
                 spark.sql(f"DROP TABLE IF EXISTS {name}")
             missing.append(name)
             continue
-        if location is not None and location.rstrip("/") != str(path):
+        if location is not None and location != _normal_location(path):
             spark.sql(f"DROP TABLE IF EXISTS {name}")
             location = None
         if location is None:
-            spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING DELTA LOCATION {_sql_string(str(path))}")
+            spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING DELTA LOCATION {_sql_string(path)}")
         registered.append(name)
     return registered, missing
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conf.settings import Settings
-from pipelines.delta_tables import ensure_table, idempotent_append, read_table, table_path
+from conf.settings import Settings, user_cache_dir
+from pipelines.delta_tables import ensure_table, idempotent_append, read_table, table_exists, table_path
 from quality import (
     committed_offsets,
     consumer_lag,
@@ -133,8 +133,15 @@ def select_suites(names: Sequence[str] | None) -> tuple[Suite, ...]:
 
 
 def docs_directory(settings: Settings, docs_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where GX writes its data docs (HTML): ``docs_dir``, ``quality.docs_dir``, else beside a local warehouse
+    (``<warehouse>/_quality/data_docs``) or, for a remote one, in the user's cache (GX's site builder
+    writes local files)."""
     chosen = docs_dir or settings.quality.docs_dir
-    return Path(chosen).expanduser().resolve() if chosen else settings.warehouse_path / "_quality" / "data_docs"
+    if chosen:
+        return Path(chosen).expanduser().resolve()
+    if settings.warehouse_is_local:
+        return settings.warehouse_path / "_quality" / "data_docs"
+    return user_cache_dir() / "data_docs" / settings.cluster_name
 
 
 def run_checks(spark: SparkSession, settings: Settings, *, tables: Sequence[str] | None = None,
@@ -214,7 +221,7 @@ def _load_tables(spark: SparkSession, settings: Settings, suites: Sequence[Suite
             continue
         base = name.removesuffix("@gold")
         spec = TABLES[base]
-        if not (table_path(settings, spec) / "_delta_log").is_dir():
+        if not table_exists(settings, spec):
             continue
         if base == name:
             out[name] = read_table(spark, settings, spec)
@@ -223,13 +230,13 @@ def _load_tables(spark: SparkSession, settings: Settings, suites: Sequence[Suite
             gold_versions = _gold_versions(spark, settings)
         if base in gold_versions:
             out[name] = spark.read.format("delta").option("versionAsOf", gold_versions[base]) \
-                .load(str(table_path(settings, spec)))
+                .load(table_path(settings, spec))
     return out
 
 
 def _gold_versions(spark: SparkSession, settings: Settings) -> dict[str, int]:
     """The silver versions gold reflects (gold._refresh_state), empty before the first refresh."""
-    if not (table_path(settings, refresh_state.TABLE) / "_delta_log").is_dir():
+    if not table_exists(settings, refresh_state.TABLE):
         return {}
     return {r["source_table"]: r["version"] for r in read_table(spark, settings, refresh_state.TABLE).collect()}
 

@@ -31,13 +31,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from conf.settings import Settings
+from conf.settings import Settings, warehouse_scheme
 from pipelines.delta_tables import delta_schema, ensure_table, evolve_table, read_table, table_path
 from pipelines.spark_jobs import run_together
+from pipelines.storage import Storage, join
 from schemas import (
     committed_offsets as committed_offsets_schema,
 )
@@ -225,7 +225,7 @@ def refresh_gold(spark: SparkSession, settings: Settings) -> dict[str, int]:
         state = {**done, **{name: change.version for name, change in changes.items()}}
         rows = [(name, version, now) for name, version in sorted(state.items())]
         spark.createDataFrame(rows, refresh_state.TABLE.schema).write.format("delta").mode("overwrite") \
-            .save(str(table_path(settings, refresh_state.TABLE)))
+            .save(table_path(settings, refresh_state.TABLE))
     counts = run_together(spark, [lambda spec=spec: read_table(spark, settings, spec).count() for spec in GOLD],
                           settings.gold.concurrent_writes)
     return {spec.name: count for spec, count in zip(GOLD, counts, strict=True)}
@@ -308,7 +308,7 @@ def replace_groups(settings: Settings, spec: TableSpec, rows: DataFrame, groups:
     writer = rows.select(*spec.schema.fieldNames()).write.format("delta").mode("overwrite")
     if groups is not None:
         writer = writer.option("replaceWhere", _groups_predicate(groups))
-    writer.save(str(table_path(settings, spec)))
+    writer.save(table_path(settings, spec))
 
 
 def _groups_predicate(groups: list[tuple[str, str]]) -> str:
@@ -323,40 +323,44 @@ def _groups_predicate(groups: list[tuple[str, str]]) -> str:
 
 
 def _read_version(spark: SparkSession, settings: Settings, spec: TableSpec, version: int) -> DataFrame:
-    return spark.read.format("delta").option("versionAsOf", version).load(str(table_path(settings, spec)))
+    return spark.read.format("delta").option("versionAsOf", version).load(table_path(settings, spec))
 
 
-def _log_dir(settings: Settings, spec: TableSpec) -> Path:
-    return table_path(settings, spec) / "_delta_log"
+def _log_dir(settings: Settings, spec: TableSpec) -> str:
+    return join(table_path(settings, spec), "_delta_log")
 
 
-def latest_version(settings: Settings, spec: TableSpec) -> int | None:
-    """The table's newest Delta version (highest commit file), or None when the table does not exist."""
-    log = _log_dir(settings, spec)
-    versions = [int(p.name.split(".")[0]) for p in log.glob("*.json") if p.name.split(".")[0].isdigit()] \
-        if log.is_dir() else []
+def latest_version(spark: SparkSession, settings: Settings, spec: TableSpec) -> int | None:
+    """The table's newest Delta version (highest commit file), or None when the table does not exist.
+
+    Lists the table's log through Hadoop's FileSystem (``pipelines.storage``), so any warehouse URI works."""
+    versions = [int(entry.name.split(".")[0]) for entry in Storage(spark).list(_log_dir(settings, spec))
+                if entry.name.endswith(".json") and entry.name.split(".")[0].isdigit()]
     return max(versions) if versions else None
 
 
 def silver_changes(spark: SparkSession, settings: Settings, spec: TableSpec, after: int | None
                    ) -> SilverChanges | None:
     """What ``spec`` gained after version ``after`` (None: never read); None when nothing is new."""
-    version = latest_version(settings, spec)
+    version = latest_version(spark, settings, spec)
     if version is None or (after is not None and version <= after):
         return None
     if after is None:
         return SilverChanges(version, _read_version(spark, settings, spec, version), full=True)
+    storage = Storage(spark)
     added: list[str] = []
     for v in range(after + 1, version + 1):
-        commit = _log_dir(settings, spec) / f"{v:020d}.json"
-        if not commit.is_file():
+        commit = storage.read_text(join(_log_dir(settings, spec), f"{v:020d}.json"))
+        if commit is None:
             return SilverChanges(version, _read_version(spark, settings, spec, version), full=True)
-        for line in commit.read_text(encoding="utf-8").splitlines():
+        for line in commit.splitlines():
             action = json.loads(line) if line.strip() else {}
             if "remove" in action and action["remove"].get("dataChange", True):
                 return SilverChanges(version, _read_version(spark, settings, spec, version), full=True)
             if "add" in action and action["add"].get("dataChange", True):
-                added.append(str(table_path(settings, spec) / unquote(action["add"]["path"])))
+                path = unquote(action["add"]["path"])  # relative to the table, or absolute (a URI)
+                absolute = warehouse_scheme(path) or path.startswith("/")
+                added.append(path if absolute else join(table_path(settings, spec), path))
     if not added:
         return SilverChanges(version, None, full=False)
     schema = delta_schema(spec)

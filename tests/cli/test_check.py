@@ -110,7 +110,7 @@ def test_a_json_report_into_a_missing_folder_is_a_one_line_error_before_any_chec
 def test_a_missing_warehouse_is_a_one_line_error(config, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["--config", str(config), "check"]) == 1
     err = capsys.readouterr().err.strip()
-    assert err.startswith("offsetlake: warehouse ") and "does not exist or is empty" in err
+    assert err.startswith("offsetlake: warehouse ") and "does not exist or holds no offsetlake table" in err
     assert len(err.splitlines()) == 1
 
 

@@ -150,7 +150,8 @@ def test_the_server_says_when_it_is_ready_with_the_jdbc_and_sqlalchemy_urls(serv
 def test_every_table_and_every_dashboards_view_is_listed_and_answers_over_the_wire(server) -> None:  # type: ignore[no-untyped-def]
     from pipelines.delta_tables import table_path
 
-    on_disk = {name for name, spec in TABLES.items() if (table_path(server.settings, spec) / "_delta_log").is_dir()}
+    on_disk = {name for name, spec in TABLES.items()
+               if (Path(table_path(server.settings, spec)) / "_delta_log").is_dir()}
     assert LATE_TABLE not in on_disk and "gold.consumer_lag" in on_disk
     listed = {f"{layer}.{name}" for layer in sorted({spec.layer for spec in TABLES.values()})
               for _, name, _ in server.query(f"SHOW TABLES IN {layer}", f"SHOW TABLES IN {layer}")}

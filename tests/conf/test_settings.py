@@ -86,6 +86,11 @@ def test_the_jvm_cache_variable_of_set_up_is_not_taken_for_an_unknown_setting(tm
         ({"OFFSETLAKE_SQL_ENDPOINT__CATALOG_REFRESH_SECONDS": "-1"}, "sql_endpoint.catalog_refresh_seconds",
          "a number of seconds >= 0"),
         ({"OFFSETLAKE_GOLD__CONCURRENT_WRITES": "0"}, "gold.concurrent_writes", "a number >= 1"),
+        ({"OFFSETLAKE_WAREHOUSE": "s3://bucket/wh"}, "warehouse", "Hadoop's S3 connector is s3a://"),
+        ({"OFFSETLAKE_WAREHOUSE": "ftp://host/wh"}, "warehouse", "one of the schemes file, hdfs, s3a"),
+        ({"OFFSETLAKE_WAREHOUSE": "hdfs:///wh"}, "warehouse", "hdfs://<namenode:port>/<path>"),
+        ({"OFFSETLAKE_WAREHOUSE": "s3a:bucket"}, "warehouse", "s3a://<bucket or container>/<path>"),
+        ({"OFFSETLAKE_WAREHOUSE": "file:warehouse"}, "warehouse", "an absolute file: URI"),
         ({"OFFSETLAKE_GOLD__RESOLVE_TOPIC_IDS": "true"}, "gold.resolve_topic_ids",
          "no such setting (removed 2026-11-26: gold names topic ids from the end-offset snapshots"),
     ],
@@ -187,3 +192,35 @@ def test_driver_java_options_follow_offsetlakes_own_on_the_driver_jvm() -> None:
         "-Dderby.system.home=/tmp/wh/derby", "-XX:TieredStopAtLevel=1", "-Xss4m"]
     default = load_settings(config_file=None, environ={"OFFSETLAKE_WAREHOUSE": "/tmp/wh"})
     assert spark_conf(default)["spark.driver.extraJavaOptions"] == "-Dderby.system.home=/tmp/wh/derby"
+
+
+@pytest.mark.parametrize("warehouse", ["s3a://bucket/offsetlake", "hdfs://namenode:8020/offsetlake",
+                                       "abfss://lake@account.dfs.core.windows.net/offsetlake", "gs://bucket/offsetlake"])
+def test_a_warehouse_uri_is_kept_as_given_not_turned_into_a_local_directory(warehouse: str) -> None:
+    settings = load_settings(config_file=None, environ={"OFFSETLAKE_WAREHOUSE": warehouse + "/"})
+    assert settings.warehouse_uri == warehouse and not settings.warehouse_is_local
+    with pytest.raises(ConfigError, match="a local directory here"):
+        settings.warehouse_path  # noqa: B018 - what needs a local directory says so in one line
+
+
+def test_a_local_path_and_a_file_uri_name_the_same_local_directory(tmp_path: Path) -> None:
+    by_path = load_settings(config_file=None, environ={"OFFSETLAKE_WAREHOUSE": str(tmp_path / "wh")})
+    by_uri = load_settings(config_file=None, environ={"OFFSETLAKE_WAREHOUSE": f"file://{tmp_path}/wh"})
+    assert by_path.warehouse_uri == by_uri.warehouse_uri == str(tmp_path / "wh")
+    assert by_path.warehouse_path == by_uri.warehouse_path == tmp_path / "wh" and by_uri.warehouse_is_local
+
+
+def test_storage_options_reach_spark_as_hadoop_settings_and_are_never_printed() -> None:
+    from pipelines.spark_session import spark_conf
+
+    settings = load_settings(config_file=None, environ={
+        "OFFSETLAKE_STORAGE__HADOOP": "fs.s3a.access.key=AKIAEXAMPLE,fs.s3a.secret.key=s3cr3t",
+        "OFFSETLAKE_STORAGE__DELTA_RS": "AWS_SECRET_ACCESS_KEY=s3cr3t"})
+    conf = spark_conf(settings)
+    assert conf["spark.hadoop.fs.s3a.secret.key"] == "s3cr3t"
+    assert conf["spark.hadoop.fs.s3a.access.key"] == "AKIAEXAMPLE"
+    assert settings.storage.delta_rs == {"AWS_SECRET_ACCESS_KEY": "s3cr3t"}
+    assert "s3cr3t" not in repr(settings) and "AKIAEXAMPLE" not in repr(settings)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(config_file=None, environ={"OFFSETLAKE_STORAGE__HADOOP": "fs.s3a.secret.key s3cr3t"})
+    assert "s3cr3t" not in str(caught.value) and "storage.hadoop" in str(caught.value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 
 import pytest
 
@@ -36,7 +37,7 @@ def table(spark, tmp_path):  # type: ignore[no-untyped-def]
 
 def test_the_merge_targets_are_made_with_deletion_vectors_and_a_delete_writes_one(table) -> None:  # type: ignore[no-untyped-def]
     _, path = table
-    log = sorted((table_path(table[0], committed_offsets.TABLE) / "_delta_log").glob("*.json"))
+    log = sorted((Path(table_path(table[0], committed_offsets.TABLE)) / "_delta_log").glob("*.json"))
     actions = [json.loads(line) for line in log[-1].read_text().splitlines()]
     # The delete marked the row in a deletion vector instead of rewriting the file.
     assert any("deletionVector" in (a.get("add") or {}) and a["add"]["deletionVector"] for a in actions)

@@ -97,8 +97,8 @@ def build_maintained_warehouse(spark: Any, broker: Any, base_settings: Any, root
     # Gold is refreshed before maintenance, as the maintenance DAG does: a short-retention VACUUM may
     # delete silver files that a lagging refresh still reads by path (pipelines/maintenance.py).
     refresh_gold(spark, settings)
-    existing = [spec for spec in maintained_tables() if latest_version(settings, spec) is not None]
-    silver_versions = {spec.name: latest_version(settings, spec) for spec in (offset_commits.TABLE,
+    existing = [spec for spec in maintained_tables() if latest_version(spark, settings, spec) is not None]
+    silver_versions = {spec.name: latest_version(spark, settings, spec) for spec in (offset_commits.TABLE,
                                                                               group_metadata.TABLE)}
     # Default retention (168 h) on a few tables that have something to compact and something replaced.
     sample = [spec for spec in existing if spec.name in SAMPLE]

@@ -254,7 +254,7 @@ def test_killing_the_ingest_mid_batch_again_and_again_loses_and_duplicates_nothi
            "OFFSETLAKE_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
            "OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "1", "OFFSETLAKE_SPARK__LOG_LEVEL": "ERROR", **spark_conf_env()}
     command = [sys.executable, "-m", "cli.main", "ingest", "--topic", topic, "--max-offsets-per-trigger", "200"]
-    checkpoint = checkpoint_path(settings, topic)
+    checkpoint = Path(checkpoint_path(settings, topic))  # a local warehouse in this test
     rng = random.Random(7)
     kills = 0
     for attempt in range(2):  # kill while batch 0 runs (nothing committed yet), then while batch 1 runs

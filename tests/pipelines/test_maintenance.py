@@ -82,15 +82,18 @@ def test_gold_refreshed_after_maintenance_equals_a_full_rebuild(maintained) -> N
     assert len(generations) == 3
 
 
-def test_files_on_disk_skip_the_delta_log(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_files_on_disk_skip_the_delta_log(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from pipelines.storage import Storage
+
     (tmp_path / "_delta_log").mkdir()
     (tmp_path / "_delta_log" / "00000000000000000010.checkpoint.parquet").write_bytes(b"")
     (tmp_path / "commit_date=2026-11-22").mkdir()
     (tmp_path / "commit_date=2026-11-22" / "part-0.snappy.parquet").write_bytes(b"")
     (tmp_path / "part-1.snappy.parquet").write_bytes(b"")
     (tmp_path / "part-1.snappy.parquet.crc").write_bytes(b"")
-    assert data_files_on_disk(tmp_path) == 2
-    assert data_files_on_disk(tmp_path / "missing") == 0
+    assert data_files_on_disk(Storage(spark), str(tmp_path)) == 2
+    assert data_files_on_disk(Storage(spark), f"file://{tmp_path}") == 2
+    assert data_files_on_disk(Storage(spark), str(tmp_path / "missing")) == 0
 
 
 def test_retention_below_168_hours_is_refused_unless_explicitly_allowed(base_settings, tmp_path) -> None:  # type: ignore[no-untyped-def]

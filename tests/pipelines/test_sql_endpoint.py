@@ -40,14 +40,20 @@ def test_a_port_another_socket_listens_on_is_refused_and_a_free_one_is_not() -> 
     check_port_free("127.0.0.1", port)  # released: free again
 
 
-def test_a_warehouse_without_tables_is_refused_and_one_with_a_delta_log_is_not(tmp_path: Path) -> None:
+def test_a_warehouse_without_tables_is_refused_and_one_with_a_delta_table_is_not(tmp_path: Path) -> None:
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
     settings = Settings(warehouse=str(tmp_path / "warehouse"))
     with pytest.raises(EndpointError, match="does not exist"):
         check_warehouse(settings)
     (tmp_path / "warehouse" / "gold").mkdir(parents=True)
     with pytest.raises(EndpointError, match="holds no offsetlake table yet"):
         check_warehouse(settings)
-    (tmp_path / "warehouse" / "gold" / "rebalance_events" / "_delta_log").mkdir(parents=True)
+    (tmp_path / "warehouse" / "gold" / "rebalance_events" / "_delta_log").mkdir(parents=True)  # no commit yet
+    with pytest.raises(EndpointError, match="holds no offsetlake table yet"):
+        check_warehouse(settings)
+    write_deltalake(str(tmp_path / "warehouse" / "gold" / "rebalance_events"), pa.table({"x": [1]}))
     check_warehouse(settings)
     assert tables_on_disk(settings) == {"gold.rebalance_events"}
 
@@ -63,7 +69,7 @@ def test_the_serving_session_loads_the_extra_jars_from_the_driver_class_path_and
     assert served["spark.jars"] == spark_conf(settings)["spark.jars"]  # executors still get them
     options = served["spark.driver.extraJavaOptions"].split()
     assert "-Dderby.system.home" not in served["spark.driver.extraJavaOptions"]
-    assert options == [f"-Dderby.stream.error.file={settings.warehouse_path / 'derby.log'}",
+    assert options == [f"-Dderby.stream.error.file={tmp_path / 'warehouse' / 'derby.log'}",
                        "-XX:TieredStopAtLevel=1"]
     assert served["spark.sql.codegen.wholeStage"] == "false"
     assert "spark.driver.extraClassPath" not in settings.spark.extra_conf  # the input is left as it was

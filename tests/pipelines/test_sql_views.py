@@ -102,7 +102,7 @@ def test_every_existing_table_is_registered_as_layer_dot_table_over_its_delta_di
 
     assert set(catalog.tables) | set(catalog.missing_tables) == set(TABLES)
     assert set(catalog.missing_tables) == {name for name, spec in TABLES.items()
-                                           if not (table_path(sample.settings, spec) / "_delta_log").is_dir()}
+                                           if not (Path(table_path(sample.settings, spec)) / "_delta_log").is_dir()}
     for name in ("gold.rebalance_events", "gold.partition_assignments", "gold.consumer_lag",
                  "silver.offset_commits", "silver.partition_end_offsets"):
         assert name in catalog.tables

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+from pathlib import Path
 
 import pytest
 
@@ -183,4 +184,4 @@ def test_the_command_exits_1_naming_every_failed_critical_expectation(tampered, 
 def test_the_warehouse_tables_themselves_are_not_changed_by_a_tampered_run(spark, warehouse) -> None:  # type: ignore[no-untyped-def]
     settings = warehouse["settings"]
     assert read_table(spark, settings, partition_assignments.TABLE).where("member_id = 'intruder'").count() == 0
-    assert (table_path(settings, consumer_lag.TABLE) / "_delta_log").is_dir()
+    assert (Path(table_path(settings, consumer_lag.TABLE)) / "_delta_log").is_dir()
