@@ -23,7 +23,7 @@ WHEELS := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/offsetlake/wheels
 # with the .pyc files (2026-11-26, load ~1).
 PACKAGES := cli conf decoders schemas pipelines coordinator broker jvm quality dashboard
 
-.PHONY: setup venv jars browser demo test test-fast lint clean
+.PHONY: setup venv jars browser demo test test-cluster test-fast lint clean
 
 setup: venv jars
 	@$(BIN)/python -m compileall -q -j 0 $(PACKAGES) dags >/dev/null
@@ -57,13 +57,18 @@ browser:
 	@command -v chromium >/dev/null || { apt-get update -q && apt-get install -y -q chromium chromium-driver; }
 
 test: setup browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m "not cluster"
+
+# The warehouse on a real HDFS (NameNode + DataNode from Maven jars, jvm/hdfs.py): tests/cluster/,
+# kept out of `make test`'s ten minutes. CI runs both (.ci/run).
+test-cluster: setup
+	$(BIN)/python -m pytest -m cluster
 
 # The developer loop: no Kafka broker and no JVM started in a subprocess (the in-process Spark
 # session still runs). The marks come from the fixtures each test uses (tests/conftest.py).
 # CI runs everything through `make test`.
 test-fast: setup
-	$(BIN)/python -m pytest -m "not broker and not jvm_process"
+	$(BIN)/python -m pytest -m "not broker and not jvm_process and not cluster"
 
 lint: venv
 	$(BIN)/ruff check .

@@ -11,13 +11,13 @@ from cli.errors import reported_as_command_errors
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "jvm", help="resolve the JVM artifacts (Delta, Spark's Kafka source, the Kafka broker)",
+        "jvm", help="resolve the JVM artifacts (Delta, Spark's Kafka source, the Kafka broker, HDFS)",
         description="Resolve JVM artifacts from Maven Central into the project's .jvm/ cache. "
                     "A second run downloads nothing.",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     resolve = actions.add_parser("resolve", help="copy every artifact set's runtime jars into .jvm/")
-    resolve.add_argument("--set", choices=["kafka", "spark"], action="append",
+    resolve.add_argument("--set", choices=["kafka", "spark", "hdfs"], action="append",
                          help="only this artifact set (repeatable; default: all)")
     resolve.set_defaults(run=run_resolve)
 

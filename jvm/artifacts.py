@@ -35,7 +35,7 @@ MAVEN_SETTINGS = POM_DIR / "maven-settings.xml"
 # maven-dependency-plugin is pinned: a bare "dependency:" prefix resolves
 # "latest" from remote metadata, which makes set-up non-reproducible.
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
-ARTIFACT_SETS = {"kafka": "kafka-broker.pom.xml", "spark": "spark-packages.pom.xml"}
+ARTIFACT_SETS = {"kafka": "kafka-broker.pom.xml", "spark": "spark-packages.pom.xml", "hdfs": "hdfs.pom.xml"}
 
 _VERSION_SUFFIX = re.compile(r"-\d+(\.\d+)+([-.][A-Za-z0-9]+)*$")
 

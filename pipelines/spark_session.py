@@ -9,8 +9,13 @@ jar pyspark already ships. Any master works by configuration alone
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
 import sys
+import tempfile
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -87,8 +92,37 @@ def build_spark_session(settings: Settings) -> SparkSession:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(settings.spark.log_level.upper())
+    if not settings.spark.master.startswith("local"):
+        # Executors of a real cluster run Python workers that import decoders/schemas/pipelines (the Python
+        # decode stage, gold's pandas steps) and need not have offsetlake installed: ship this driver's code.
+        spark.sparkContext.addPyFile(str(shipped_code_zip()))
     from pipelines.decode import register_jvm_udfs
 
     register_jvm_udfs(spark)
     return spark
 
+
+#: offsetlake's packages (pyproject.toml's list): what a Python worker on an executor may import.
+SHIPPED_PACKAGES = ("cli", "conf", "decoders", "schemas", "pipelines", "coordinator", "broker", "jvm", "quality",
+                    "dashboard")
+_SHIPPED_SUFFIXES = (".py", ".sql", ".toml", ".yaml", ".xml")
+
+
+@functools.cache
+def shipped_code_zip() -> Path:
+    """This checkout's Python packages as one zip (``SparkContext.addPyFile``), built once per process.
+
+    Why at run time and not a wheel built at set-up: the zip is exactly the code the driver runs, edits
+    included, so driver and executors never disagree; Spark puts it first on each Python worker's path.
+    Package data (SQL views, TOML, YAML) is included; ``__pycache__`` is not.
+    """
+    root = Path(__file__).resolve().parent.parent
+    directory = tempfile.mkdtemp(prefix="offsetlake-code-")
+    atexit.register(shutil.rmtree, directory, True)
+    target = Path(directory) / "offsetlake_code.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for package in SHIPPED_PACKAGES:
+            for path in sorted((root / package).rglob("*")):
+                if path.is_file() and path.suffix in _SHIPPED_SUFFIXES and "__pycache__" not in path.parts:
+                    archive.write(path, path.relative_to(root).as_posix())
+    return target

@@ -21,6 +21,8 @@ from tests.spark_conf import CLASS_ARCHIVE, SESSION_DRIVER_JAVA_OPTIONS, SESSION
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 
 AIRFLOW_TESTS = Path(__file__).resolve().parent / "dags"
+#: Tests that start a distributed file system or a Spark cluster: ``make test-cluster``, not ``make test``.
+CLUSTER_TESTS = Path(__file__).resolve().parent / "cluster"
 
 
 #: Session fixtures that compile and run Kafka's Java code in a JVM of their own (tests/coordinator/oracle.py).
@@ -30,7 +32,8 @@ JVM_PROCESS_FIXTURES = frozenset({"assignor_oracle", "hash_order_oracle", "proto
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark what each test needs, run the tests of the background warehouses late and the Airflow DAG tests last.
 
-    ``broker`` and ``jvm_process`` are derived from the fixtures a test uses (directly or through
+    ``cluster`` marks the tests under tests/cluster/. ``broker`` and ``jvm_process`` are derived from the
+    fixtures a test uses (directly or through
     other fixtures), so ``make test-fast`` (``-m "not broker and not jvm_process"``) cannot miss one;
     tests that start a JVM without such a fixture carry the mark themselves. A background warehouse
     (tests/background.py) is built on a broker of its own: its tests are ``broker`` tests too.
@@ -41,6 +44,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     other test keeps the rest of the suite independent of that.
     """
     for item in items:
+        if Path(str(item.path)).is_relative_to(CLUSTER_TESTS):
+            item.add_marker(pytest.mark.cluster)
         names = set(getattr(item, "fixturenames", ()))
         if "kafka_broker" in names or names & set(BACKGROUND_FIXTURES):
             item.add_marker(pytest.mark.broker)
