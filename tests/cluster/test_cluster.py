@@ -4,8 +4,6 @@ A NameNode and a DataNode from Maven Central's Hadoop jars (jvm/hdfs.py), and a 
 workers from pyspark's own distribution (jvm/spark_cluster.py), all on 127.0.0.1, started once for the
 module. Marked ``cluster`` (tests/conftest.py): ``make test-cluster`` runs this module, ``make test`` does
 not (it would add minutes to a suite kept under ten); ``.ci/run`` runs both.
-
-Not here yet: ``snapshot-end-offsets``, ``lag`` and ``check`` as processes against the HDFS warehouse.
 """
 
 from __future__ import annotations
@@ -134,10 +132,11 @@ def _executor_python() -> tuple[str, str]:
     return getattr(sys, "_base_executable", sys.executable), sysconfig.get_paths()["purelib"]
 
 
-def _offsetlake(*args: str, env: dict[str, str], cwd: Path) -> str:
+def _offsetlake(*args: str, env: dict[str, str], cwd: Path, exit_codes: tuple[int, ...] = (0,)) -> str:
     result = subprocess.run([sys.executable, "-m", "cli.main", *args], cwd=cwd, env=env, capture_output=True,
                             text=True, timeout=600)
-    assert result.returncode == 0, f"offsetlake {' '.join(args)}:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+    assert result.returncode in exit_codes, \
+        f"offsetlake {' '.join(args)}:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
     return result.stdout
 
 
@@ -149,11 +148,12 @@ def test_the_executors_python_has_no_offsetlake_of_its_own(tmp_path: Path) -> No
     assert probe.returncode == 1 and "No module named 'decoders'" in probe.stderr
 
 
-def test_the_main_job_on_a_standalone_cluster_with_the_warehouse_on_hdfs_gives_the_gold_of_local_2(
+def test_the_main_job_on_a_standalone_cluster_with_the_warehouse_on_hdfs_gives_the_tables_of_local_2(
         spark, settings_for, hdfs: EmbeddedHdfs, spark_cluster: StandaloneCluster, tmp_path: Path) -> None:
-    """``offsetlake ingest --once`` then ``offsetlake gold`` as processes, once on ``local[2]`` with a local
-    warehouse, once on ``spark://`` (two workers, executors without offsetlake: the driver ships its code)
-    with the warehouse on HDFS. The topic holds a group's history and two records only the Python decoders
+    """The main job as processes (``ingest --once``, ``gold``, ``snapshot-end-offsets``, ``lag``, ``check``, then
+    ``sql`` and ``dashboard``), once on ``local[2]`` with a local warehouse, once on ``spark://`` (two workers,
+    executors without offsetlake: the driver ships its code) with the warehouse on HDFS. The topic holds a
+    group's history, a group behind on the topic itself (for lag), and two records only the Python decoders
     handle (a truncated commit, an unknown record type), so the executors' Python workers must import the
     shipped ``decoders``."""
     from pipelines.gold.refresh import GOLD
@@ -169,6 +169,9 @@ def test_the_main_job_on_a_standalone_cluster_with_the_warehouse_on_hdfs_gives_t
                                              {"offset": 5, "metadata": "", "commit_timestamp": 5}, 3)
     records = [(k, v) for batch in BATCHES for k, v, _ in batch]
     records += [(commit_key, commit_value[:-3]), (b"\x00\x63" + commit_key[2:], commit_value)]
+    # A group behind on the test's own topic, for lag: it exists on the broker, so snapshots have its ends.
+    records += [encode_record("offset_commit", {"group": "lag-group", "topic": topic, "partition": p},
+                              {"offset": 1, "metadata": "", "commit_timestamp": 5}, 3) for p in range(2)]
     produce_raw(client, topic, records, partitions=2)
 
     local = settings_for(warehouse=str(tmp_path / "local"))
@@ -183,12 +186,30 @@ def test_the_main_job_on_a_standalone_cluster_with_the_warehouse_on_hdfs_gives_t
          "OFFSETLAKE_SPARK__MASTER": spark_cluster.master_url,
          "OFFSETLAKE_SPARK__EXTRA_CONF": ",".join(f"{k}={v}" for k, v in on_cluster.items())},
     )
-    for env in runs:
+    checks = []
+    for n, env in enumerate(runs):
         _offsetlake("ingest", "--topic", topic, "--once", env=env, cwd=tmp_path)
         _offsetlake("gold", env=env, cwd=tmp_path)
-    from schemas import offsets_topic_records
+        _offsetlake("snapshot-end-offsets", "--topics", topic, env=env, cwd=tmp_path)
+        _offsetlake("lag", env=env, cwd=tmp_path)
+        report = tmp_path / f"check-{n}.json"
+        _offsetlake("check", "--json", str(report), env=env, cwd=tmp_path, exit_codes=(0, 1))  # 1: critical failed
+        checks.append(json.loads(report.read_text(encoding="utf-8")))
+    from schemas import consumer_lag, offsets_topic_records
 
     assert read_table(spark, remote, offsets_topic_records.TABLE).count() == len(records)
+    # Lag from each run's own snapshot (taken at different times): the same offsets, lags and statuses.
+    same = ["group", "topic", "partition", "committed_offset", "earliest_offset", "latest_offset", "lag",
+            "partition_status", "group_status"]
+
+    def lag_rows(settings) -> list[tuple]:  # type: ignore[no-untyped-def, type-arg]
+        return sorted(tuple(row) for row in read_table(spark, settings, consumer_lag.TABLE).select(*same).collect())
+
+    assert lag_rows(remote) == lag_rows(local) and [r[:3] for r in lag_rows(local)] == [
+        ("lag-group", topic, 0), ("lag-group", topic, 1)]
+    assert all(r[6] > 0 for r in lag_rows(local)), "the group is behind on both partitions"
+    verdicts = [sorted((r["suite"], r["expectation"], r["status"]) for r in report["results"]) for report in checks]
+    assert verdicts[0] == verdicts[1] and checks[0]["ok"] == checks[1]["ok"] and verdicts[0]
     for spec in (*SILVER, *GOLD):
         assert _rows(spark, remote, spec) == _rows(spark, local, spec), spec.name
     from schemas import quarantine
