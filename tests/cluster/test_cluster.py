@@ -148,6 +148,7 @@ def test_the_executors_python_has_no_offsetlake_of_its_own(tmp_path: Path) -> No
     assert probe.returncode == 1 and "No module named 'decoders'" in probe.stderr
 
 
+@pytest.mark.timeout(1800)  # ten CLI processes: 585 s at load ~2 (2026-11-27); the suite's 900 s is too close
 def test_the_main_job_on_a_standalone_cluster_with_the_warehouse_on_hdfs_gives_the_tables_of_local_2(
         spark, settings_for, hdfs: EmbeddedHdfs, spark_cluster: StandaloneCluster, tmp_path: Path) -> None:
     """The main job as processes (``ingest --once``, ``gold``, ``snapshot-end-offsets``, ``lag``, ``check``, then
