@@ -61,6 +61,16 @@ def ensure_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> st
     return path
 
 
+def ensure_current_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> None:
+    """Create the table as ``spec`` says, or bring one an older offsetlake made up to it (``evolve_table``)."""
+    from delta.tables import DeltaTable
+
+    if DeltaTable.isDeltaTable(spark, table_path(settings, spec)):
+        evolve_table(spark, settings, spec)
+    else:
+        ensure_table(spark, settings, spec)
+
+
 def delta_schema(spec: TableSpec) -> StructType:
     """The table schema with every *nested* field nullable.
 
@@ -88,7 +98,8 @@ def evolve_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> No
     Tables gain columns (gold's ``group_type`` for KIP-848 groups, silver.partition_end_offsets'
     ``topic_id``); without this a write into a warehouse made before would fail on the schema. Added
     columns are nullable (Delta cannot add NOT NULL columns); rows written before get null in them
-    (gold: until their groups are recomputed). Properties: e.g. deletion vectors on the MERGE targets.
+    (gold: until their groups are recomputed). Properties: e.g. deletion vectors on the MERGE targets, the change
+    data feed on the silver tables gold reads.
     """
     path = table_path(settings, spec)
     if spec.properties:

@@ -339,10 +339,9 @@ def snapshot_frame(spark: SparkSession, snapshot: EndOffsetsSnapshot) -> DataFra
 
 def append_snapshot(spark: SparkSession, settings: Settings, snapshot: EndOffsetsSnapshot) -> None:
     """Append the snapshot; a snapshot already in the table (same snapshot_id) is skipped by Delta."""
-    from pipelines.delta_tables import ensure_table, evolve_table, idempotent_append
+    from pipelines.delta_tables import ensure_current_table, idempotent_append
 
-    ensure_table(spark, settings, TABLE)
-    evolve_table(spark, settings, TABLE)  # a table from before topic_id gains the column
+    ensure_current_table(spark, settings, TABLE)  # a table from before gains topic_id and the change data feed
     if snapshot.partitions:
         idempotent_append(snapshot_frame(spark, snapshot), settings, TABLE, app_id(settings), snapshot.snapshot_id)
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from conf.settings import Settings
 from pipelines.decode import record_type_column
-from pipelines.delta_tables import ensure_table, idempotent_append
+from pipelines.delta_tables import ensure_current_table, ensure_table, idempotent_append
 from pipelines.offsets_topic_source import OFFSETS_TOPIC, read_offsets_topic_stream
 from pipelines.storage import Storage, join
 from schemas import (
@@ -79,8 +79,14 @@ def app_id(settings: Settings, topic: str) -> str:
 
 
 def ensure_tables(spark: SparkSession, settings: Settings) -> None:
+    """Create the tables; give those with table properties (the change data feed of the silver tables gold reads)
+    what a warehouse from an older offsetlake lacks. Here, not in the gold refresh: a property change conflicts
+    with a concurrent append, and the ingest is the tables' only writer."""
     for spec in (BRONZE, *SILVER):
-        ensure_table(spark, settings, spec)
+        if spec.properties:
+            ensure_current_table(spark, settings, spec)
+        else:
+            ensure_table(spark, settings, spec)
 
 
 def planned_ranges(storage: Storage, checkpoint: str, topic: str, batch_id: int) -> dict[int, tuple[int, int]]:

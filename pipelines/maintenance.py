@@ -7,15 +7,16 @@ replaced (dead weight on disk). OPTIMIZE rewrites the live small files into few 
 VACUUM deletes files that left the table more than ``maintenance.vacuum_retention_hours`` ago.
 
 OPTIMIZE keeps the incremental gold refresh correct: its commit marks both the removed and the
-added files ``dataChange=false`` (the rows are the same), and ``pipelines.gold.refresh.silver_changes``
-ignores such actions, so gold neither re-reads the compacted rows nor falls back to a full rebuild.
-VACUUM's own commits (``VACUUM START``/``END``) carry no file actions at all.
+added files ``dataChange=false`` (the rows are the same), so it has no change data, and
+``pipelines.gold.refresh.silver_changes`` passes over it (``ROWS_UNCHANGED``): gold neither re-reads
+the compacted rows nor falls back to a full rebuild. VACUUM's own commits (``VACUUM START``/``END``)
+carry no file actions at all.
 
-What VACUUM may break is a reader that is behind: gold reads the files silver added after its
-last refresh *by path*, so a file compacted away and then vacuumed before gold catches up is
-gone. Delta's 168-hour minimum makes that a week of gold not running; a shorter retention must
-be allowed explicitly (``maintenance.allow_short_retention``), and the daily DAG refreshes gold
-first.
+What VACUUM may break is a reader that is behind: gold reads what silver gained since its last
+refresh from silver's change data feed, i.e. from the files those versions added, so a file
+compacted away and then vacuumed before gold catches up is gone. Delta's 168-hour minimum makes
+that a week of gold not running; a shorter retention must be allowed explicitly
+(``maintenance.allow_short_retention``), and the daily DAG refreshes gold first.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from pyspark.sql import types as T
 
 from schemas.decoded_records import GROUP_RECORD_TYPES, record_struct
 from schemas.source_position import SOURCE_KEY, SOURCE_POSITION
-from schemas.table_spec import TableSpec, column
+from schemas.table_spec import CHANGE_DATA_FEED, TableSpec, column
 
 # Everything but the classic GroupMetadata record, which has its own tables.
 RECORD_TYPES = tuple(name for name in GROUP_RECORD_TYPES if name != "group_metadata")
@@ -27,4 +27,5 @@ TABLE = TableSpec(
         column("member_state", T.ByteType(), "member state (current member assignment; 0 stable, 1 unrevoked, ...)"),
     ] + [column(name, record_struct(name), f"decoded {name} record (key and value)") for name in RECORD_TYPES]),
     key=SOURCE_KEY,
+    properties=(CHANGE_DATA_FEED,),  # gold reads what silver gained (pipelines/gold/refresh.py)
 )

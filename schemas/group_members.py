@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyspark.sql import types as T
 
 from schemas.source_position import SOURCE_KEY, SOURCE_POSITION
-from schemas.table_spec import TableSpec, column
+from schemas.table_spec import CHANGE_DATA_FEED, TableSpec, column
 
 TOPIC_PARTITIONS = T.ArrayType(T.StructType([
     T.StructField("topic", T.StringType(), False),
@@ -41,4 +41,5 @@ TABLE = TableSpec(
         column("assignment_raw", T.BinaryType(), "raw assignment bytes"),
     ]),
     key=SOURCE_KEY + ("member_id",),
+    properties=(CHANGE_DATA_FEED,),  # gold reads what silver gained (pipelines/gold/refresh.py)
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyspark.sql import types as T
 
 from schemas.source_position import SOURCE_KEY, SOURCE_POSITION
-from schemas.table_spec import TableSpec, column
+from schemas.table_spec import CHANGE_DATA_FEED, TableSpec, column
 
 TABLE = TableSpec(
     name="silver.group_metadata",
@@ -22,4 +22,5 @@ TABLE = TableSpec(
         column("value_version", T.ShortType(), "GroupMetadataValue version; null for a tombstone"),
     ]),
     key=SOURCE_KEY,
+    properties=(CHANGE_DATA_FEED,),  # gold reads what silver gained (pipelines/gold/refresh.py)
 )

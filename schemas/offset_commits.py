@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyspark.sql import types as T
 
 from schemas.source_position import SOURCE_KEY, SOURCE_POSITION
-from schemas.table_spec import TableSpec, column
+from schemas.table_spec import CHANGE_DATA_FEED, TableSpec, column
 
 TABLE = TableSpec(
     name="silver.offset_commits",
@@ -28,4 +28,5 @@ TABLE = TableSpec(
     ]),
     partition_by=("commit_date",),
     key=SOURCE_KEY,
+    properties=(CHANGE_DATA_FEED,),  # gold reads what silver gained (pipelines/gold/refresh.py)
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import types as T
 
-from schemas.table_spec import TableSpec, column
+from schemas.table_spec import CHANGE_DATA_FEED, TableSpec, column
 
 COMMITTED_MESSAGE = T.StructType([
     column("offset", T.LongType(), "an offset some consumer group had committed when the snapshot was taken", False),
@@ -48,4 +48,5 @@ TABLE = TableSpec(
     ]),
     partition_by=("snapshot_date",),
     key=("cluster_name", "snapshot_id", "topic", "partition"),
+    properties=(CHANGE_DATA_FEED,),  # gold reads what silver gained (pipelines/gold/refresh.py)
 )

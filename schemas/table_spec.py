@@ -6,6 +6,11 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import types as T
 
+CHANGE_DATA_FEED: tuple[str, str] = ("delta.enableChangeDataFeed", "true")
+"""The property that makes Delta keep a table's change data feed: set on the silver tables gold refreshes from,
+which it reads from the versions after the last one it reflects (pipelines/gold/refresh.py). An append-only
+table's feed costs nothing at write time: Delta reads its inserts from the files the appends added."""
+
 
 def column(name: str, data_type: T.DataType, comment: str, nullable: bool = True) -> T.StructField:
     """A column with its one-line description (Delta keeps it as the column comment)."""

@@ -46,8 +46,11 @@ def merge_commits(spark: SparkSession, settings: Settings, new_commits: DataFram
 
     source = latest_commit_records(new_commits)
     on = " AND ".join(f"t.`{c}` = s.`{c}`" for c in KEY)
+    # Compared field by field, not as (partition, offset) tuples: Spark compares tuples as structs and refuses
+    # two whose fields differ in nullability or comments (the change data feed's rows against the table's).
     newer = ("(s.record_timestamp > t.record_timestamp OR (s.record_timestamp = t.record_timestamp AND "
-             "(s.source_partition, s.source_offset) > (t.source_partition, t.source_offset)))")
+             "(s.source_partition > t.source_partition OR (s.source_partition = t.source_partition AND "
+             "s.source_offset > t.source_offset))))")
     values = {c: f"s.`{c}`" for c in TABLE.schema.fieldNames()}
     (
         DeltaTable.forPath(spark, str(table_path(settings, TABLE))).alias("t").merge(source.alias("s"), on)

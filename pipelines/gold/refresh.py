@@ -2,7 +2,7 @@
 
 How it stays incremental: ``gold._refresh_state`` holds, per silver table, the last Delta
 version gold reflects. A refresh reads only the rows that silver commits after that version
-added (the ``add`` actions of those commits in the Delta log; silver is append-only), then:
+added (silver's change data feed; silver is append-only; ``silver_changes``), then:
 
 * ``committed_offsets``: MERGEs the newest record per key, applied only when newer than the
   row there (so re-applying a record changes nothing), tombstones deleting;
@@ -21,23 +21,21 @@ added (the ``add`` actions of those commits in the Delta log; silver is append-o
 
 Then the new versions are written to the state table. A refresh that dies half-way re-reads
 the same silver rows next time and converges to the same result (every step above is
-idempotent); one with no new silver versions writes nothing. If a silver commit removed data
-(e.g. OPTIMIZE or a retention delete) or its log entry is gone, the refresh rebuilds from the
-whole table at the current version instead.
+idempotent); one with no new silver versions writes nothing. If a silver commit did more than
+append (e.g. a retention delete; OPTIMIZE changes no rows and is passed over), its log entry is
+gone, or the change data feed does not cover it, the refresh rebuilds from the whole table at the
+current version instead.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import unquote
 
-from conf.settings import Settings, warehouse_scheme
-from pipelines.delta_tables import delta_schema, ensure_table, evolve_table, read_table, table_path
+from conf.settings import Settings
+from pipelines.delta_tables import ensure_current_table, ensure_table, read_table, table_path
 from pipelines.spark_jobs import run_together
-from pipelines.storage import Storage, join
 from schemas import (
     committed_offsets as committed_offsets_schema,
 )
@@ -91,11 +89,10 @@ class SilverChanges:
 
 
 def ensure_gold_tables(spark: SparkSession, settings: Settings) -> None:
-    for spec in (*GOLD, refresh_state.TABLE):
-        ensure_table(spark, settings, spec)
-    # The tables that gained columns (KIP-848 groups) or properties (deletion vectors on the MERGE targets).
-    for spec in (*GROUP_TABLES, *(spec for spec in GOLD if spec.properties)):
-        evolve_table(spark, settings, spec)
+    # Every gold table gained columns (KIP-848 groups) or properties (deletion vectors on the MERGE targets).
+    for spec in GOLD:
+        ensure_current_table(spark, settings, spec)
+    ensure_table(spark, settings, refresh_state.TABLE)
 
 
 def group_tables(metadata: DataFrame, members: DataFrame, settings: Settings,
@@ -326,48 +323,66 @@ def _read_version(spark: SparkSession, settings: Settings, spec: TableSpec, vers
     return spark.read.format("delta").option("versionAsOf", version).load(table_path(settings, spec))
 
 
-def _log_dir(settings: Settings, spec: TableSpec) -> str:
-    return join(table_path(settings, spec), "_delta_log")
+#: Operations (DESCRIBE HISTORY's ``operation``) that change no rows: a refresh passes over their versions.
+#: OPTIMIZE rewrites rows it keeps (its files are ``dataChange=false``: no change data); the others touch
+#: metadata or no files. Any other version that is not a blind append makes the refresh read the whole table.
+ROWS_UNCHANGED = frozenset({"OPTIMIZE", "VACUUM START", "VACUUM END", "SET TBLPROPERTIES", "UNSET TBLPROPERTIES",
+                            "ADD COLUMNS", "CHANGE COLUMN", "ADD CONSTRAINT", "DROP CONSTRAINT", "UPGRADE PROTOCOL",
+                            "CLUSTER BY"})
 
 
 def latest_version(spark: SparkSession, settings: Settings, spec: TableSpec) -> int | None:
-    """The table's newest Delta version (highest commit file), or None when the table does not exist.
+    """The table's newest Delta version (its history's last entry), or None when the table does not exist."""
+    from delta.tables import DeltaTable
 
-    Lists the table's log through Hadoop's FileSystem (``pipelines.storage``), so any warehouse URI works."""
-    versions = [int(entry.name.split(".")[0]) for entry in Storage(spark).list(_log_dir(settings, spec))
-                if entry.name.endswith(".json") and entry.name.split(".")[0].isdigit()]
-    return max(versions) if versions else None
+    path = table_path(settings, spec)
+    if not DeltaTable.isDeltaTable(spark, path):
+        return None
+    return int(DeltaTable.forPath(spark, path).history(1).head()["version"])
 
 
 def silver_changes(spark: SparkSession, settings: Settings, spec: TableSpec, after: int | None
                    ) -> SilverChanges | None:
-    """What ``spec`` gained after version ``after`` (None: never read); None when nothing is new."""
-    version = latest_version(spark, settings, spec)
-    if version is None or (after is not None and version <= after):
-        return None
-    if after is None:
-        return SilverChanges(version, _read_version(spark, settings, spec, version), full=True)
-    storage = Storage(spark)
-    added: list[str] = []
-    for v in range(after + 1, version + 1):
-        commit = storage.read_text(join(_log_dir(settings, spec), f"{v:020d}.json"))
-        if commit is None:
-            return SilverChanges(version, _read_version(spark, settings, spec, version), full=True)
-        for line in commit.splitlines():
-            action = json.loads(line) if line.strip() else {}
-            if "remove" in action and action["remove"].get("dataChange", True):
-                return SilverChanges(version, _read_version(spark, settings, spec, version), full=True)
-            if "add" in action and action["add"].get("dataChange", True):
-                path = unquote(action["add"]["path"])  # relative to the table, or absolute (a URI)
-                absolute = warehouse_scheme(path) or path.startswith("/")
-                added.append(path if absolute else join(table_path(settings, spec), path))
-    if not added:
-        return SilverChanges(version, None, full=False)
-    schema = delta_schema(spec)
-    physical = type(schema)([f for f in schema.fields if f.name not in spec.partition_by])
-    rows = spark.read.schema(physical).parquet(*added)
-    if "commit_date" in spec.partition_by:  # silver.offset_commits: the partition value is to_date(record time)
-        from pyspark.sql import functions as F
+    """What ``spec`` gained after version ``after`` (None: never read); None when nothing is new.
 
-        rows = rows.withColumn("commit_date", F.to_date("record_timestamp"))
+    Delta says it, through public APIs only (so any warehouse URI works): the table's history tells which
+    versions since ``after`` only appended rows (``isBlindAppend``: silver is written by appends), changed none
+    (``ROWS_UNCHANGED``), or did anything else -- a retention DELETE, a RESTORE, an overwrite --, after which
+    gold is rebuilt from the whole table at its newest version. The appended rows are read from the table's
+    change data feed (``CHANGE_DATA_FEED``; Delta serves an append's inserts from the files it added) and kept
+    on the executors (``localCheckpoint``): the refresh reads them several times, and a range of versions the
+    feed does not cover -- written before the property was set -- is found here and read in full instead.
+    """
+    from delta.tables import DeltaTable
+
+    path = table_path(settings, spec)
+    if not DeltaTable.isDeltaTable(spark, path):
+        return None
+    table = DeltaTable.forPath(spark, path)
+    version = int(table.history(1).head()["version"])
+    if after is not None and version <= after:
+        return None
+
+    def whole() -> SilverChanges:
+        return SilverChanges(version, _read_version(spark, settings, spec, version), full=True)
+
+    if after is None:
+        return whole()
+    versions = table.history(version - after).select("version", "operation", "isBlindAppend").collect()
+    if sorted(v["version"] for v in versions) != list(range(after + 1, version + 1)):
+        return whole()  # log entries gone (Delta's log retention): what changed cannot be told
+    if any(not v["isBlindAppend"] and v["operation"] not in ROWS_UNCHANGED for v in versions):
+        return whole()
+    appended = sorted(v["version"] for v in versions if v["isBlindAppend"] and v["operation"] not in ROWS_UNCHANGED)
+    if not appended:
+        return SilverChanges(version, None, full=False)
+    feed = (spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", appended[0])
+            .option("endingVersion", appended[-1]).load(path))
+    rows = feed.filter(feed["_change_type"] == "insert").drop("_change_type", "_commit_version", "_commit_timestamp")
+    try:
+        rows = rows.localCheckpoint()
+    except Exception as error:  # noqa: BLE001 - only Delta's "no change data for these versions" is expected
+        if "DELTA_MISSING_CHANGE_DATA" not in str(error):
+            raise
+        return whole()
     return SilverChanges(version, rows, full=False)
