@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from conf.settings import Settings
@@ -58,7 +60,34 @@ def ensure_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> st
         for key, value in spec.properties:
             builder = builder.property(key, value)
         builder.execute()
+        add_constraints(spark, spec, path, {})
     return path
+
+
+def add_constraints(spark: SparkSession, spec: TableSpec, path: str, properties: Mapping[str, str]) -> list[str]:
+    """Give the table at ``path`` each of ``spec.constraints`` its ``properties`` lack (or hold differently).
+
+    With Delta's own ``ALTER TABLE ... ADD CONSTRAINT``, which checks the rows already there: a table holding a
+    row that violates one keeps going without it (a one-line warning; ``offsetlake check`` then runs the rule
+    as a query and shows the rows). Returns the constraints not added.
+    """
+    from pyspark.errors import AnalysisException
+
+    refused = []
+    for constraint in spec.constraints:
+        if constraint.held_in(properties):
+            continue
+        if constraint.property_key in properties:  # as an older offsetlake wrote it
+            spark.sql(f"ALTER TABLE delta.`{path}` DROP CONSTRAINT {constraint.name}")
+        try:
+            spark.sql(f"ALTER TABLE delta.`{path}` ADD CONSTRAINT {constraint.name} CHECK ({constraint.expression})")
+        except AnalysisException as error:
+            if "DELTA_NEW_CHECK_CONSTRAINT_VIOLATION" not in str(error):
+                raise
+            refused.append(constraint.name)
+            print(f"offsetlake: warning: {spec.name} holds rows that violate {constraint.name}; not enforced at "
+                  "write until they are gone (offsetlake check shows them)", file=sys.stderr)
+    return refused
 
 
 def ensure_current_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> None:
@@ -93,7 +122,7 @@ def delta_schema(spec: TableSpec) -> StructType:
 
 def evolve_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> None:
     """Bring a table made by an older offsetlake up to ``spec``: add missing columns, drop NOT NULLs it no longer
-    has, set the table properties it lacks.
+    has, set the table properties and add the CHECK constraints it lacks.
 
     Tables gain columns (gold's ``group_type`` for KIP-848 groups, silver.partition_end_offsets'
     ``topic_id``); without this a write into a warehouse made before would fail on the schema. Added
@@ -102,7 +131,8 @@ def evolve_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> No
     data feed on the silver tables gold reads.
     """
     path = table_path(settings, spec)
-    if spec.properties:
+    props: dict[str, str] = {}
+    if spec.properties or spec.constraints:
         from delta.tables import DeltaTable
 
         props = DeltaTable.forPath(spark, path).detail().select("properties").collect()[0]["properties"]
@@ -123,6 +153,7 @@ def evolve_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> No
     for f in target.fields:
         if f.name in have and f.nullable and not have[f.name].nullable:
             spark.sql(f"ALTER TABLE delta.`{path}` ALTER COLUMN `{f.name}` DROP NOT NULL")
+    add_constraints(spark, spec, path, props)  # last: a constraint may name a column just added
 
 
 def idempotent_append(frame: DataFrame, settings: Settings, spec: TableSpec, app_id: str, version: int) -> None:

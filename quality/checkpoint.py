@@ -2,8 +2,9 @@
 
 One ephemeral GX context per run (nothing of GX's is kept but the data docs): a Spark data source,
 one dataframe asset and expectation suite per (suite, table), each validated against the table as
-it is now. Results go to ``audit.data_quality_results`` (one row per expectation, skipped ones
-included) and GX data docs (HTML) are built into ``quality.docs_dir`` (default
+it is now; a rule the table holds as a Delta CHECK constraint is reported from that, without a scan
+(and without a GX expectation). Results go to ``audit.data_quality_results`` (one row per expectation,
+skipped ones included) and GX data docs (HTML) are built into ``quality.docs_dir`` (default
 ``<warehouse>/_quality/data_docs``).
 """
 
@@ -177,6 +178,13 @@ def run_checks(spark: SparkSession, settings: Settings, *, tables: Sequence[str]
                         details=_missing(missing)))
                 else:
                     runnable.append(rule)
+            enforced = _enforced(spark, settings, table, runnable) if table not in (frames or {}) else []
+            results.extend(ExpectationResult(
+                suite.name, table, rule.name, _severity(settings, suite, rule), "passed", ENFORCED,
+                observed_value=0, unexpected_count=0,
+                details=f"enforced at every write by the table's Delta CHECK constraint {rule.constraint.name}")
+                for rule in enforced if rule.constraint is not None)
+            runnable = [rule for rule in runnable if rule not in enforced]
             if runnable:
                 results.extend(_validate(context, source, settings, suite, table, runnable, available[table],
                                          run=(run_id, run_at)))
@@ -186,6 +194,21 @@ def run_checks(spark: SparkSession, settings: Settings, *, tables: Sequence[str]
     context.build_data_docs(site_names=[DOCS_SITE])
     index = docs / "index.html"
     return CheckReport(run_id, run_at, tuple(results), index if index.is_file() else None)
+
+
+ENFORCED = "delta_check_constraint"
+"""``expectation_type`` of a rule reported from the table's CHECK constraint, without a scan."""
+
+
+def _enforced(spark: SparkSession, settings: Settings, table: str, rules: Sequence[Rule]) -> list[Rule]:
+    """The ``rules`` that ``table`` holds as Delta CHECK constraints, the same expression (no row can violate
+    them: Delta checked the rows there when it added the constraint, and checks every write since)."""
+    if table not in TABLES or not any(rule.constraint for rule in rules):
+        return []
+    from delta.tables import DeltaTable
+
+    properties = DeltaTable.forPath(spark, table_path(settings, TABLES[table])).detail().head()["properties"]
+    return [rule for rule in rules if rule.constraint and rule.constraint.held_in(properties)]
 
 
 def _missing(tables: Sequence[str]) -> str:

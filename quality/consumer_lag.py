@@ -1,8 +1,11 @@
-"""Expectations on gold.consumer_lag: lag is non-negative or flagged, statuses are Burrow's."""
+"""Expectations on gold.consumer_lag: lag is non-negative or flagged, statuses are Burrow's.
+
+The lag rule and the two status rules are CHECK constraints of the table too (schemas/consumer_lag.py): Delta
+enforces them at write, and the check reads that instead of scanning."""
 
 from __future__ import annotations
 
-from quality.suite import Rule, Suite, built_in, unexpected_rows
+from quality.suite import Rule, Suite, enforced_by, unexpected_rows
 from schemas import consumer_lag
 
 TABLE = consumer_lag.TABLE.name
@@ -12,15 +15,10 @@ LAG_NON_NEGATIVE_OR_FLAGGED = Rule(
     "Lag is latest_offset - max(committed_offset, earliest_offset), clamped at 0: never negative, null exactly "
     "when nothing is committed, and a commit above the high watermark or below the log start is flagged "
     "(commit_ahead_of_snapshot, committed_below_log_start) rather than silently distorting the lag.",
-    unexpected_rows("""
-        SELECT cluster_name, snapshot_id, `group`, topic, `partition`, committed_offset, earliest_offset,
-               latest_offset, lag, commit_ahead_of_snapshot, committed_below_log_start
-        FROM {batch}
-        WHERE lag < 0
-           OR (committed_offset IS NULL) != (lag IS NULL)
-           OR (committed_offset > latest_offset AND NOT coalesce(commit_ahead_of_snapshot, false))
-           OR (committed_offset < earliest_offset AND NOT coalesce(committed_below_log_start, false))
-           OR lag != greatest(latest_offset - greatest(committed_offset, earliest_offset), 0)"""),
+    enforced_by(consumer_lag.LAG_IS_CLAMPED_OR_FLAGGED,
+                "cluster_name, snapshot_id, `group`, topic, `partition`, committed_offset, earliest_offset, "
+                "latest_offset, lag, commit_ahead_of_snapshot, committed_below_log_start"),
+    constraint=consumer_lag.LAG_IS_CLAMPED_OR_FLAGGED,
 )
 
 SNAPSHOT_OFFSETS_ORDERED = Rule(
@@ -36,13 +34,16 @@ SNAPSHOT_OFFSETS_ORDERED = Rule(
 PARTITION_STATUS_IS_BURROWS = Rule(
     "partition_status_is_a_burrow_status", "critical",
     "Dashboards and alerts match on Burrow's partition statuses; anything else is a bug in the evaluator.",
-    built_in("ExpectColumnValuesToBeInSet", column="partition_status", value_set=list(consumer_lag.STATUSES)),
+    enforced_by(consumer_lag.PARTITION_STATUS_IS_BURROWS,
+                "cluster_name, snapshot_id, `group`, topic, `partition`, partition_status"),
+    constraint=consumer_lag.PARTITION_STATUS_IS_BURROWS,
 )
 
 GROUP_STATUS_IS_BURROWS = Rule(
     "group_status_is_a_burrow_status", "critical",
     "Dashboards and alerts match on Burrow's group statuses; anything else is a bug in the evaluator.",
-    built_in("ExpectColumnValuesToBeInSet", column="group_status", value_set=list(consumer_lag.GROUP_STATUSES)),
+    enforced_by(consumer_lag.GROUP_STATUS_IS_BURROWS, "cluster_name, snapshot_id, `group`, group_status"),
+    constraint=consumer_lag.GROUP_STATUS_IS_BURROWS,
 )
 
 LAG_SECONDS_NON_NEGATIVE = Rule(

@@ -18,6 +18,7 @@ from string import Template
 from typing import TYPE_CHECKING, Literal
 
 from conf.settings import QualitySettings
+from schemas.table_spec import Constraint
 
 if TYPE_CHECKING:
     from great_expectations.expectations import Expectation
@@ -42,7 +43,10 @@ class Rule:
 
     ``expectation`` builds the GX expectation from the quality settings. ``table`` is the table it
     runs on (the suite's by default); ``needs`` are other tables its query reads (it is skipped
-    when one does not exist yet).
+    when one does not exist yet). ``constraint``: the Delta CHECK constraint that enforces the rule at
+    every write (``schemas.table_spec.Constraint``); a table holding it cannot hold a violating row, so the
+    check reports the rule passed without a scan (the query still runs on a table without it, e.g. one with
+    rows from before, and on tables handed to the check as DataFrames).
     """
 
     name: str
@@ -51,6 +55,7 @@ class Rule:
     expectation: Callable[[QualitySettings], Expectation]
     table: str | None = None
     needs: tuple[str, ...] = ()
+    constraint: Constraint | None = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,11 @@ def unexpected_rows(query: str) -> Callable[[QualitySettings], Expectation]:
         return gx.expectations.UnexpectedRowsExpectation(unexpected_rows_query=render_query(query, quality))
 
     return build
+
+
+def enforced_by(constraint: Constraint, columns: str) -> Callable[[QualitySettings], Expectation]:
+    """The query of a rule Delta enforces as ``constraint``: the rows it rejects, showing ``columns``."""
+    return unexpected_rows(f"SELECT {columns} FROM {{batch}} WHERE {constraint.violated_when}")
 
 
 def render_query(query: str, quality: QualitySettings) -> str:

@@ -4,10 +4,24 @@ from __future__ import annotations
 
 from pyspark.sql import types as T
 
-from schemas.table_spec import TableSpec, column
+from schemas.table_spec import Constraint, TableSpec, column
 
 STATUSES = ("OK", "WARN", "STOP", "STALL", "REWIND")
 GROUP_STATUSES = ("NOTFOUND", "OK", "WARN", "ERR")
+
+# Rules that hold by construction of pipelines/gold/consumer_lag.py, whatever the cluster answered: Delta enforces
+# them at write (quality/consumer_lag.py names them). The snapshot's own offsets come from the broker and are
+# checked by a query instead: a constraint would stop the lag job on a bad answer.
+LAG_IS_CLAMPED_OR_FLAGGED = Constraint("lag_is_non_negative_or_flagged", """
+    lag < 0
+    OR (committed_offset IS NULL) != (lag IS NULL)
+    OR (committed_offset > latest_offset AND NOT coalesce(commit_ahead_of_snapshot, false))
+    OR (committed_offset < earliest_offset AND NOT coalesce(committed_below_log_start, false))
+    OR lag != greatest(latest_offset - greatest(committed_offset, earliest_offset), 0)""")
+PARTITION_STATUS_IS_BURROWS = Constraint(
+    "partition_status_is_a_burrow_status", f"partition_status NOT IN ({', '.join(repr(s) for s in STATUSES)})")
+GROUP_STATUS_IS_BURROWS = Constraint(
+    "group_status_is_a_burrow_status", f"group_status NOT IN ({', '.join(repr(s) for s in GROUP_STATUSES)})")
 
 TABLE = TableSpec(
     name="gold.consumer_lag",
@@ -61,4 +75,5 @@ TABLE = TableSpec(
     ]),
     partition_by=("snapshot_date",),
     key=("cluster_name", "snapshot_id", "group", "topic", "partition"),
+    constraints=(LAG_IS_CLAMPED_OR_FLAGGED, PARTITION_STATUS_IS_BURROWS, GROUP_STATUS_IS_BURROWS),
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pyspark.sql import types as T
@@ -15,6 +16,38 @@ table's feed costs nothing at write time: Delta reads its inserts from the files
 def column(name: str, data_type: T.DataType, comment: str, nullable: bool = True) -> T.StructField:
     """A column with its one-line description (Delta keeps it as the column comment)."""
     return T.StructField(name, data_type, nullable, {"comment": comment})
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A row rule Delta enforces at every write: a CHECK constraint named ``name`` on the table.
+
+    Written as the condition a row *violates* it on (``violated_when``, SQL over the table's columns), the way a
+    data-quality query selects offending rows; the constraint Delta holds is ``expression``. Delta rejects a row
+    whose CHECK is false *or null*, where a query's WHERE keeps only true: ``expression`` maps an unknown
+    violation (a null column) to "holds", as the query does, so the table and the query agree on every row.
+    A write with a violating row fails whole (Delta's DELTA_VIOLATE_CONSTRAINT_WITH_VALUES names the row), so
+    only rules that hold by construction of offsetlake's own code are constraints: a failure is a bug, not bad
+    input (https://docs.delta.io/latest/delta-constraints.html).
+    """
+
+    name: str
+    violated_when: str
+
+    @property
+    def expression(self) -> str:
+        return f"NOT coalesce(({' '.join(self.violated_when.split())}), false)"
+
+    @property
+    def property_key(self) -> str:
+        """Where Delta keeps it among the table's properties."""
+        return f"delta.constraints.{self.name.lower()}"
+
+    def held_in(self, properties: Mapping[str, str]) -> bool:
+        """Whether a table's ``properties`` hold this constraint as it is now (Delta keeps the expression as
+        its parser's tokens joined by spaces -- ``coalesce ( lag , 0 )`` -- so spaces are not compared)."""
+        held = properties.get(self.property_key)
+        return held is not None and "".join(held.split()) == "".join(self.expression.split())
 
 
 @dataclass(frozen=True)
@@ -34,6 +67,12 @@ class TableSpec:
     #: Delta table properties the table is created with, and an existing table is given
     #: (pipelines/delta_tables.py ``ensure_table``, ``evolve_table``), e.g. deletion vectors on a MERGE target.
     properties: tuple[tuple[str, str], ...] = ()
+    #: Row rules Delta enforces at write (CHECK constraints), added by ``ensure_table``/``evolve_table``; the
+    #: data-quality rule naming one (``quality.suite.Rule.constraint``) needs no scan of a table that holds it.
+    constraints: tuple[Constraint, ...] = ()
+
+    def constraint(self, name: str) -> Constraint:
+        return next(c for c in self.constraints if c.name == name)
 
     @property
     def layer(self) -> str:

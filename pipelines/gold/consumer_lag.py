@@ -289,11 +289,12 @@ def refresh_consumer_lag(spark: SparkSession, settings: Settings, *, full: bool 
     """Append gold.consumer_lag rows for the snapshots not yet in it (all of them with ``full``)."""
     from pyspark.sql import functions as F
 
-    from pipelines.delta_tables import ensure_table, read_table, table_path
+    from pipelines.delta_tables import ensure_current_table, ensure_table, read_table, table_path
 
     started = time.monotonic()
-    for spec in (END_OFFSETS, COMMITS, GROUP_METADATA, GROUP_RECORDS, TABLE):
+    for spec in (END_OFFSETS, COMMITS, GROUP_METADATA, GROUP_RECORDS):
         ensure_table(spark, settings, spec)
+    ensure_current_table(spark, settings, TABLE)  # a table from before gains the CHECK constraints
     cluster = F.col("cluster_name") == settings.cluster_name
     done = None
     if not full:

@@ -16,7 +16,7 @@ import pytest
 
 import cli.check
 from pipelines.delta_tables import read_table, table_path
-from quality.checkpoint import SUITES, run_checks
+from quality.checkpoint import ENFORCED, SUITES, run_checks
 from schemas import (
     committed_offsets,
     consumer_lag,
@@ -43,6 +43,13 @@ def test_every_expectation_passes_on_a_warehouse_built_from_real_kafka_traffic(c
     assert sorted((r.suite, r.expectation) for r in clean.results) == EVERY_RULE
     assert [(r.suite, r.expectation, r.status) for r in clean.results if r.status != "passed"] == []
     assert clean.ok
+
+
+def test_the_rules_delta_enforces_are_read_from_the_tables_constraints_not_scanned(clean) -> None:  # type: ignore[no-untyped-def]
+    enforced = {(r.suite, r.expectation): r.status for r in clean.results if r.expectation_type == ENFORCED}
+    assert enforced == {("consumer_lag", "lag_is_non_negative_or_flagged"): "passed",
+                        ("consumer_lag", "partition_status_is_a_burrow_status"): "passed",
+                        ("consumer_lag", "group_status_is_a_burrow_status"): "passed"}
 
 
 def test_the_run_is_recorded_in_the_results_table_and_the_data_docs(spark, warehouse, clean) -> None:  # type: ignore[no-untyped-def]

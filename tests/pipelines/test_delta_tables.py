@@ -1,0 +1,86 @@
+"""Tables as ``schemas/`` declares them: gold.consumer_lag's row rules are Delta CHECK constraints, enforced at every
+write, given to a table an older offsetlake made, and left off (with a warning) where old rows break them."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+import pytest
+
+from pipelines.delta_tables import ensure_current_table, ensure_table, table_path
+from pipelines.gold.refresh import latest_version
+from quality.checkpoint import ENFORCED, run_checks
+from schemas import consumer_lag
+
+pytestmark = [pytest.mark.spark]
+
+SPEC = consumer_lag.TABLE
+AT = dt.datetime(2026, 11, 27, 7, 0)
+
+
+@pytest.fixture
+def settings(base_settings, tmp_path):  # type: ignore[no-untyped-def]
+    return dataclasses.replace(base_settings, warehouse=str(tmp_path / "warehouse"))
+
+
+def lag_row(**changes: object) -> dict:
+    """Partition 0 of t at snapshot 1: committed 90 of 0..100, lag 10, Burrow OK."""
+    return {"cluster_name": "c", "snapshot_id": 1, "snapshot_time": AT, "group": "g", "topic": "t", "partition": 0,
+            "committed_offset": 90, "commit_time": AT, "earliest_offset": 0, "latest_offset": 100,
+            "last_stable_offset": 100, "lag": 10, "commit_ahead_of_snapshot": False, "committed_below_log_start": False,
+            "lag_seconds_interpolated": 1.5, "lag_seconds_message_timestamp": 2.0, "committed_message_timestamp": AT,
+            "partition_status": "OK", "window_commits": 3, "window_complete": 1.0, "group_status": "OK",
+            "group_lag": 10, "snapshot_date": AT.date(), **changes}
+
+
+def append(spark, settings, *rows: dict) -> None:  # type: ignore[no-untyped-def]
+    frame = spark.createDataFrame([tuple(row[f] for f in SPEC.schema.fieldNames()) for row in rows], SPEC.schema)
+    frame.write.format("delta").mode("append").save(table_path(settings, SPEC))
+
+
+def constraints_of(spark, settings) -> set[str]:  # type: ignore[no-untyped-def]
+    properties = spark.sql(f"DESCRIBE DETAIL delta.`{table_path(settings, SPEC)}`").head()["properties"]
+    return {key.removeprefix("delta.constraints.") for key in properties if key.startswith("delta.constraints.")}
+
+
+def test_consumer_lag_is_created_with_its_row_rules_as_check_constraints(spark, settings) -> None:  # type: ignore[no-untyped-def]
+    ensure_table(spark, settings, SPEC)
+    assert constraints_of(spark, settings) == {"lag_is_non_negative_or_flagged", "partition_status_is_a_burrow_status",
+                                               "group_status_is_a_burrow_status"}
+    append(spark, settings, lag_row(), lag_row(partition=1, committed_offset=None, lag=None, partition_status=None))
+
+
+@pytest.mark.parametrize("broken", [
+    {"lag": -3},
+    {"lag": 11},  # not latest - committed
+    {"committed_offset": 120, "lag": 0},  # ahead of the high watermark, not flagged
+    {"partition_status": "LATE"},
+    {"group_status": "BAD"},
+])
+def test_a_write_with_a_row_breaking_a_rule_is_refused_whole(spark, settings, broken) -> None:  # type: ignore[no-untyped-def]
+    ensure_table(spark, settings, SPEC)
+    with pytest.raises(Exception, match="DELTA_VIOLATE_CONSTRAINT_WITH_VALUES"):
+        append(spark, settings, lag_row(partition=1), lag_row(**broken))
+    assert spark.read.format("delta").load(table_path(settings, SPEC)).count() == 0
+
+
+def test_a_table_from_before_gains_the_constraints_except_one_its_rows_break(spark, settings, capsys) -> None:  # type: ignore[no-untyped-def]
+    ensure_table(spark, settings, dataclasses.replace(SPEC, constraints=()))
+    append(spark, settings, lag_row(), lag_row(partition=1, lag=-3))
+    ensure_current_table(spark, settings, SPEC)
+    assert constraints_of(spark, settings) == {"partition_status_is_a_burrow_status", "group_status_is_a_burrow_status"}
+    assert "gold.consumer_lag holds rows that violate lag_is_non_negative_or_flagged" in capsys.readouterr().err
+    # The check reads the two constraints and scans for the third, which fails on the old row.
+    report = run_checks(spark, settings, tables=[SPEC.name], docs_dir=settings.warehouse_path / "docs",
+                        write_results=False)
+    results = {r.expectation: r for r in report.results}
+    assert {name for name, r in results.items() if r.expectation_type == ENFORCED} == {
+        "partition_status_is_a_burrow_status", "group_status_is_a_burrow_status"}
+    lag = results["lag_is_non_negative_or_flagged"]
+    assert (lag.status, lag.unexpected_count, [row["lag"] for row in lag.unexpected_sample]) == ("failed", 1, [-3])
+    # Again: the constraints it holds are left as they are (no new table version), the refused one still refused.
+    version = latest_version(spark, settings, SPEC)
+    ensure_current_table(spark, settings, SPEC)
+    assert latest_version(spark, settings, SPEC) == version
+    assert "violate lag_is_non_negative_or_flagged" in capsys.readouterr().err
