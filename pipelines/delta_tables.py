@@ -57,6 +57,8 @@ def ensure_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> st
         builder = builder.comment(spec.description)
         if spec.partition_by:
             builder = builder.partitionedBy(*spec.partition_by)
+        if spec.cluster_by:
+            builder = builder.clusterBy(*spec.cluster_by)
         for key, value in spec.properties:
             builder = builder.property(key, value)
         builder.execute()
@@ -122,7 +124,7 @@ def delta_schema(spec: TableSpec) -> StructType:
 
 def evolve_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> None:
     """Bring a table made by an older offsetlake up to ``spec``: add missing columns, drop NOT NULLs it no longer
-    has, set the table properties and add the CHECK constraints it lacks.
+    has, set the table properties and add the CHECK constraints it lacks, cluster it as ``spec`` says.
 
     Tables gain columns (gold's ``group_type`` for KIP-848 groups, silver.partition_end_offsets'
     ``topic_id``); without this a write into a warehouse made before would fail on the schema. Added
@@ -132,10 +134,13 @@ def evolve_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> No
     """
     path = table_path(settings, spec)
     props: dict[str, str] = {}
-    if spec.properties or spec.constraints:
+    if spec.properties or spec.constraints or spec.cluster_by:
         from delta.tables import DeltaTable
 
-        props = DeltaTable.forPath(spark, path).detail().select("properties").collect()[0]["properties"]
+        detail = DeltaTable.forPath(spark, path).detail().head()
+        props = detail["properties"]
+        if spec.cluster_by and list(detail["clusteringColumns"] or []) != list(spec.cluster_by):
+            spark.sql(f"ALTER TABLE delta.`{path}` CLUSTER BY ({', '.join(f'`{c}`' for c in spec.cluster_by)})")
         missing_properties = [(key, value) for key, value in spec.properties if props.get(key) != value]
         if missing_properties:
             spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ("

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import types as T
 
-from schemas.table_spec import TableSpec, column
+from schemas.table_spec import GROUP_CLUSTERING, TableSpec, column
 
 TABLE = TableSpec(
     name="gold.committed_offsets",
@@ -30,6 +30,7 @@ TABLE = TableSpec(
         column("record_timestamp", T.TimestampType(), "append time of the commit record"),
     ]),
     key=("cluster_name", "group", "topic", "partition"),
+    cluster_by=GROUP_CLUSTERING,
     # Deletion vectors (issue 14, item 4): every refresh MERGEs a few keys into this table; with them a
     # MERGE marks the rows it replaces instead of rewriting each file that holds one. The dashboard
     # reads such tables through delta-rs's DataFusion engine (dashboard/read.py), which applies them.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import types as T
 
-from schemas.table_spec import TableSpec, column
+from schemas.table_spec import GROUP_CLUSTERING, TableSpec, column
 
 TABLE = TableSpec(
     name="gold.group_generations",
@@ -50,4 +50,5 @@ TABLE = TableSpec(
                False),
     ]),
     key=("cluster_name", "group", "incarnation", "generation"),
+    cluster_by=GROUP_CLUSTERING,
 )

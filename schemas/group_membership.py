@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import types as T
 
-from schemas.table_spec import TableSpec, column
+from schemas.table_spec import GROUP_CLUSTERING, TableSpec, column
 
 TABLE = TableSpec(
     name="gold.group_membership",
@@ -54,4 +54,5 @@ TABLE = TableSpec(
                "KIP-848: highest member epoch in its current-assignment records during the stay; null for classic"),
     ]),
     key=("cluster_name", "group", "member_id", "valid_from"),
+    cluster_by=GROUP_CLUSTERING,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import types as T
 
-from schemas.table_spec import TableSpec, column
+from schemas.table_spec import GROUP_CLUSTERING, TableSpec, column
 
 TABLE = TableSpec(
     name="gold.group_state_history",
@@ -35,4 +35,5 @@ TABLE = TableSpec(
         column("assignment_epoch", T.IntegerType(), "KIP-848: the target assignment epoch then; null for classic"),
     ]),
     key=("cluster_name", "group", "at", "state"),
+    cluster_by=GROUP_CLUSTERING,
 )

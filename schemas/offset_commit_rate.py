@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import types as T
 
-from schemas.table_spec import TableSpec, column
+from schemas.table_spec import GROUP_CLUSTERING, TableSpec, column
 
 TABLE = TableSpec(
     name="gold.offset_commit_rate",
@@ -21,6 +21,7 @@ TABLE = TableSpec(
         column("partitions", T.LongType(), "distinct topic-partitions committed in the minute", False),
     ]),
     key=("cluster_name", "group", "minute"),
+    cluster_by=GROUP_CLUSTERING,
     # Deletion vectors (issue 14, item 4): every refresh MERGEs a few keys into this table; with them a
     # MERGE marks the rows it replaces instead of rewriting each file that holds one. The dashboard
     # reads such tables through delta-rs's DataFusion engine (dashboard/read.py), which applies them.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import types as T
 
-from schemas.table_spec import TableSpec, column
+from schemas.table_spec import GROUP_CLUSTERING, TableSpec, column
 
 TABLE = TableSpec(
     name="gold.partition_assignments",
@@ -43,4 +43,5 @@ TABLE = TableSpec(
         column("topic_id", T.StringType(), "KIP-848: topic id (base64url) as recorded; null for classic rows"),
     ]),
     key=("cluster_name", "group", "generation", "member_id", "assignment_kind", "topic_id", "topic", "partition"),
+    cluster_by=GROUP_CLUSTERING,
 )

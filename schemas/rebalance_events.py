@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import types as T
 
-from schemas.table_spec import TableSpec, column
+from schemas.table_spec import GROUP_CLUSTERING, TableSpec, column
 
 STRINGS = T.ArrayType(T.StringType(), False)
 
@@ -92,4 +92,5 @@ TABLE = TableSpec(
                "KIP-848: append time of the first epoch bump after the last settled epoch; null for classic"),
     ]),
     key=("cluster_name", "group", "stable_at", "event_type", "to_generation"),
+    cluster_by=GROUP_CLUSTERING,
 )

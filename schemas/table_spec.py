@@ -13,6 +13,13 @@ which it reads from the versions after the last one it reflects (pipelines/gold/
 table's feed costs nothing at write time: Delta reads its inserts from the files the appends added."""
 
 
+GROUP_CLUSTERING: tuple[str, ...] = ("cluster_name", "group")
+"""Liquid clustering of the gold tables: rows of one group together (Delta 4, ``CLUSTER BY``; OPTIMIZE, i.e.
+``offsetlake maintain``, lays the files out). A refresh replaces or MERGEs rows of the groups that changed and
+the dashboards ask for one group: with files clustered by group, both skip the files of other groups by their
+column statistics. Not on silver: its tables are partitioned by date, which clustering excludes."""
+
+
 def column(name: str, data_type: T.DataType, comment: str, nullable: bool = True) -> T.StructField:
     """A column with its one-line description (Delta keeps it as the column comment)."""
     return T.StructField(name, data_type, nullable, {"comment": comment})
@@ -70,6 +77,9 @@ class TableSpec:
     #: Row rules Delta enforces at write (CHECK constraints), added by ``ensure_table``/``evolve_table``; the
     #: data-quality rule naming one (``quality.suite.Rule.constraint``) needs no scan of a table that holds it.
     constraints: tuple[Constraint, ...] = ()
+    #: Liquid clustering columns (Delta ``CLUSTER BY``), given to a table made before by ``evolve_table``; a
+    #: table has either these or ``partition_by``.
+    cluster_by: tuple[str, ...] = ()
 
     def constraint(self, name: str) -> Constraint:
         return next(c for c in self.constraints if c.name == name)

@@ -1,5 +1,6 @@
 """Tables as ``schemas/`` declares them: gold.consumer_lag's row rules are Delta CHECK constraints, enforced at every
-write, given to a table an older offsetlake made, and left off (with a warning) where old rows break them."""
+write, given to a table an older offsetlake made, and left off (with a warning) where old rows break them; the gold
+tables are clustered by group."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import datetime as dt
 
 import pytest
 
+from dashboard.read import read_with_delta_rs
 from pipelines.delta_tables import ensure_current_table, ensure_table, table_path
-from pipelines.gold.refresh import latest_version
+from pipelines.gold.refresh import GOLD, latest_version
+from pipelines.maintenance import maintain
 from quality.checkpoint import ENFORCED, run_checks
-from schemas import consumer_lag
+from schemas import committed_offsets, consumer_lag
 
 pytestmark = [pytest.mark.spark]
 
@@ -84,3 +87,31 @@ def test_a_table_from_before_gains_the_constraints_except_one_its_rows_break(spa
     ensure_current_table(spark, settings, SPEC)
     assert latest_version(spark, settings, SPEC) == version
     assert "violate lag_is_non_negative_or_flagged" in capsys.readouterr().err
+
+
+def commit_row(group: str, partition: int) -> tuple:
+    """gold.committed_offsets: ``group`` committed 7 on t-``partition``."""
+    return ("c", group, "t", partition, 7, -1, "", AT, None, None, "__consumer_offsets", 0, partition, AT)
+
+
+def test_gold_tables_are_clustered_by_group_and_an_older_one_is_clustered_keeping_its_rows(  # type: ignore[no-untyped-def]
+        spark, settings) -> None:
+    clustered = committed_offsets.TABLE
+    for spec in GOLD:
+        ensure_table(spark, settings, spec)
+        assert clustering_of(spark, settings, spec) == ["cluster_name", "group"], spec.name
+    older = dataclasses.replace(settings, warehouse=str(settings.warehouse_path / "older"))
+    ensure_table(spark, older, dataclasses.replace(clustered, cluster_by=()))
+    rows = spark.createDataFrame([commit_row(f"g{i % 3}", i) for i in range(6)], clustered.schema)
+    rows.write.format("delta").mode("append").save(table_path(older, clustered))
+    assert clustering_of(spark, older, clustered) == []
+    ensure_current_table(spark, older, clustered)
+    assert clustering_of(spark, older, clustered) == ["cluster_name", "group"]
+    # OPTIMIZE (offsetlake maintain) clusters it; the dashboard's delta-rs path still reads every row.
+    maintain(spark, older, [clustered])
+    read = read_with_delta_rs(older, clustered.name, ("group", "partition"))
+    assert sorted((r["group"], r["partition"]) for r in read) == sorted((f"g{i % 3}", i) for i in range(6))
+
+
+def clustering_of(spark, settings, spec) -> list[str]:  # type: ignore[no-untyped-def]
+    return list(spark.sql(f"DESCRIBE DETAIL delta.`{table_path(settings, spec)}`").head()["clusteringColumns"] or [])
