@@ -17,8 +17,8 @@ write per snapshot, not two).
 
 Each row also carries the topic's id (KIP-516; Admin DescribeTopics, in Kafka's base64url text):
 KIP-848 group records and newer offset commits name topics only by id, and gold names them from
-the snapshots (``snapshot_topic_names``), so that a refresh never asks the cluster and a rebuild from the
-warehouse gives the same rows (issue 14, item 3).
+the snapshots (through the dimension silver.topic_names, ``pipelines.topic_names``), so that a refresh never
+asks the cluster and a rebuild from the warehouse gives the same rows (issue 14, item 3).
 
 Each snapshot is appended once: ``txnAppId = offsetlake-end-offsets:<cluster>``
 and ``txnVersion = snapshot_id`` (its start time in ms), so writing the same
@@ -338,9 +338,14 @@ def snapshot_frame(spark: SparkSession, snapshot: EndOffsetsSnapshot) -> DataFra
 
 
 def append_snapshot(spark: SparkSession, settings: Settings, snapshot: EndOffsetsSnapshot) -> None:
-    """Append the snapshot; a snapshot already in the table (same snapshot_id) is skipped by Delta."""
-    from pipelines.delta_tables import ensure_current_table, idempotent_append
+    """Append the snapshot; a snapshot already in the table (same snapshot_id) is skipped by Delta.
 
+    First the topic ids it named that silver.topic_names lacks (``pipelines.topic_names``): a crash in between
+    loses no name, the next snapshot describes the topics again."""
+    from pipelines.delta_tables import ensure_current_table, idempotent_append
+    from pipelines.topic_names import record_topic_names
+
+    record_topic_names(spark, settings, snapshot)
     ensure_current_table(spark, settings, TABLE)  # a table from before gains topic_id and the change data feed
     if snapshot.partitions:
         idempotent_append(snapshot_frame(spark, snapshot), settings, TABLE, app_id(settings), snapshot.snapshot_id)
@@ -356,21 +361,6 @@ def snapshot_end_offsets(spark: SparkSession, settings: Settings, topics: Sequen
     append_snapshot(spark, settings, snapshot)
     return SnapshotReport(snapshot, time.monotonic() - started,
                           tuple(sorted({p.topic for p in snapshot.partitions})))
-
-
-def snapshot_topic_names(spark: SparkSession, settings: Settings) -> DataFrame | None:
-    """(cluster_name, topic_id, topic) of every topic any snapshot described; None before the first snapshot
-    with ids (no table, or one from before topic_id: the refresh then has no names from snapshots yet)."""
-    from pyspark.sql import functions as F
-
-    from pipelines.delta_tables import read_table, table_exists
-
-    if not table_exists(settings, TABLE):
-        return None
-    rows = read_table(spark, settings, TABLE)
-    if "topic_id" not in rows.columns:
-        return None
-    return rows.filter(F.col("topic_id").isNotNull()).select("cluster_name", "topic_id", "topic").distinct()
 
 
 # --- the arithmetic (pure) ----------------------------------------------------------------------

@@ -20,6 +20,7 @@ from schemas import (
     partition_end_offsets,
     quarantine,
     rebalance_events,
+    topic_names,
     validation_diffs,
 )
 from schemas.table_spec import TableSpec
@@ -38,6 +39,6 @@ GOLD: tuple[TableSpec, ...] = (
 AUDIT: tuple[TableSpec, ...] = (data_quality_results.TABLE,)
 """What ``offsetlake check`` writes."""
 TABLES: dict[str, TableSpec] = {
-    spec.name: spec for spec in (BRONZE, *SILVER, partition_end_offsets.TABLE, *GOLD, *AUDIT)
+    spec.name: spec for spec in (BRONZE, *SILVER, partition_end_offsets.TABLE, topic_names.TABLE, *GOLD, *AUDIT)
 }
 """Every user-facing table of the warehouse, by name (gold._refresh_state is internal)."""

@@ -14,10 +14,10 @@ added (silver's change data feed; silver is append-only; ``silver_changes``), th
   records of both kinds (a group id can move between the protocols), and replaces exactly those
   groups' rows (one ``replaceWhere`` overwrite per table, atomic). KIP-848 groups are derived
   by ``consumer_groups`` (a replay of their records per group); their topic ids are named from
-  offset commits that carry ids, the groups' records, the end-offset snapshots (which record each
-  topic's id) and names gold already has -- never by asking the cluster, so a rebuild gives the same
-  rows. A group whose assignments hold an id no source named yet is recomputed when a later snapshot
-  or commit names it.
+  offset commits that carry ids, the groups' records, silver.topic_names (the ids the end-offset
+  snapshots described, ``pipelines.topic_names``) and names gold already has -- never by asking the
+  cluster, so a rebuild gives the same rows. A group whose assignments hold an id no source named yet
+  is recomputed when a later snapshot or commit names it.
 
 Then the new versions are written to the state table. A refresh that dies half-way re-reads
 the same silver rows next time and converges to the same result (every step above is
@@ -44,8 +44,8 @@ from schemas import (
     group_members,
     group_metadata,
     offset_commits,
-    partition_end_offsets,
     refresh_state,
+    topic_names,
 )
 from schemas import (
     group_generations as group_generations_schema,
@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 SOURCES: tuple[TableSpec, ...] = (offset_commits.TABLE, group_metadata.TABLE, group_members.TABLE,
-                                  consumer_group_records.TABLE, partition_end_offsets.TABLE)
+                                  consumer_group_records.TABLE, topic_names.TABLE)
 GROUP_TABLES: tuple[TableSpec, ...] = (
     group_generations_schema.TABLE, group_membership_schema.TABLE, partition_assignments_schema.TABLE,
     group_state_history_schema.TABLE, rebalance_events_schema.TABLE,
@@ -134,14 +134,15 @@ def group_tables(metadata: DataFrame, members: DataFrame, settings: Settings,
 
 def full_rebuild(spark: SparkSession, settings: Settings) -> dict[str, DataFrame]:
     """Every gold table computed from all of silver, without writing: the reference for incremental runs."""
-    from pipelines.end_offsets import snapshot_topic_names
     from pipelines.gold.committed_offsets import committed_offsets
     from pipelines.gold.consumer_groups import consumer_group_tables, has_consumer_groups
     from pipelines.gold.offset_commit_rate import offset_commit_rate
 
     commits = read_table(spark, settings, offset_commits.TABLE)
     records = read_table(spark, settings, consumer_group_records.TABLE)
-    snapshots = snapshot_topic_names(spark, settings)
+    from pipelines.topic_names import topic_names as named_topic_ids
+
+    snapshots = named_topic_ids(spark, settings)
     consumer = (consumer_group_tables(records, [commits, *([snapshots] if snapshots is not None else [])])
                 if has_consumer_groups(records) else None)
     frames = group_tables(read_table(spark, settings, group_metadata.TABLE),
@@ -202,14 +203,14 @@ def refresh_gold(spark: SparkSession, settings: Settings) -> dict[str, int]:
         records = records.localCheckpoint()
         consumer = None
         if has_consumer_groups(records):
-            # Topic ids are named from commits that carry them, the end-offset snapshots and names gold has.
-            from pipelines.end_offsets import snapshot_topic_names
+            # Topic ids are named from commits that carry them, silver.topic_names and names gold has.
+            from pipelines.topic_names import topic_names as named_topic_ids
 
             known = [read_table(spark, settings, committed_offsets_schema.TABLE),
                      read_table(spark, settings, partition_assignments_schema.TABLE)]
             if commits is not None and commits.rows is not None:
                 known.append(commits.rows)
-            snapshots = snapshot_topic_names(spark, settings)
+            snapshots = named_topic_ids(spark, settings)
             if snapshots is not None:
                 known.append(snapshots)
             consumer = consumer_group_tables(records, known)
@@ -263,9 +264,10 @@ def touched_groups(changes: dict[str, SilverChanges]) -> GroupScope | None:
 
 def newly_named_groups(spark: SparkSession, settings: Settings, changes: dict[str, SilverChanges]
                        ) -> list[tuple[str, str]]:
-    """KIP-848 groups whose gold assignments hold a topic id gold could not name, and that new end-offset
-    snapshots or new offset commits now name: recomputed although they have no new records, so that a
-    name that arrives after a group's last record reaches its rows (as a rebuild would give them)."""
+    """KIP-848 groups whose gold assignments hold a topic id gold could not name, and that new rows of
+    silver.topic_names (ids a snapshot described) or new offset commits now name: recomputed although they
+    have no new records, so that a name that arrives after a group's last record reaches its rows (as a
+    rebuild would give them)."""
     from functools import reduce
 
     from pyspark.sql import functions as F
@@ -273,7 +275,7 @@ def newly_named_groups(spark: SparkSession, settings: Settings, changes: dict[st
     from pipelines.delta_tables import table_exists
 
     named = [change.rows for name, change in changes.items()
-             if name in (partition_end_offsets.TABLE.name, offset_commits.TABLE.name) and change.rows is not None]
+             if name in (topic_names.TABLE.name, offset_commits.TABLE.name) and change.rows is not None]
     if not named or not table_exists(settings, partition_assignments_schema.TABLE):
         return []
     ids = reduce(lambda a, b: a.unionByName(b), [rows.filter(F.col("topic_id").isNotNull())
