@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import types as T
 
-from schemas.table_spec import GROUP_CLUSTERING, TableSpec, column
+from schemas.table_spec import DELETION_VECTORS, GROUP_CLUSTERING, TableSpec, column
 
 TABLE = TableSpec(
     name="gold.committed_offsets",
@@ -34,5 +34,5 @@ TABLE = TableSpec(
     # Deletion vectors (issue 14, item 4): every refresh MERGEs a few keys into this table; with them a
     # MERGE marks the rows it replaces instead of rewriting each file that holds one. The dashboard
     # reads such tables through delta-rs's DataFusion engine (dashboard/read.py), which applies them.
-    properties=(("delta.enableDeletionVectors", "true"),),
+    properties=(DELETION_VECTORS,),
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import types as T
 
-from schemas.table_spec import GROUP_CLUSTERING, TableSpec, column
+from schemas.table_spec import DELETION_VECTORS, GROUP_CLUSTERING, TableSpec, column
 
 TABLE = TableSpec(
     name="gold.group_generations",
@@ -51,4 +51,5 @@ TABLE = TableSpec(
     ]),
     key=("cluster_name", "group", "incarnation", "generation"),
     cluster_by=GROUP_CLUSTERING,
+    properties=(DELETION_VECTORS,),  # each refresh replaces the rows of the groups that changed
 )

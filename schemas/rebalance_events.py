@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import types as T
 
-from schemas.table_spec import GROUP_CLUSTERING, TableSpec, column
+from schemas.table_spec import DELETION_VECTORS, GROUP_CLUSTERING, TableSpec, column
 
 STRINGS = T.ArrayType(T.StringType(), False)
 
@@ -93,4 +93,5 @@ TABLE = TableSpec(
     ]),
     key=("cluster_name", "group", "stable_at", "event_type", "to_generation"),
     cluster_by=GROUP_CLUSTERING,
+    properties=(DELETION_VECTORS,),  # each refresh replaces the rows of the groups that changed
 )
