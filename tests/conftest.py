@@ -92,6 +92,12 @@ def spark(base_settings: Settings):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
+def warehouse_settings(tmp_path: Path, base_settings: Settings) -> Settings:
+    """The session's settings with a fresh warehouse for this test, for tests that need no broker."""
+    return dataclasses.replace(base_settings, warehouse=str(tmp_path / "warehouse"))
+
+
+@pytest.fixture
 def settings_for(tmp_path: Path, kafka_broker: EmbeddedBroker, base_settings: Settings) -> Callable[..., Settings]:
     """Settings pointing at the session broker and a fresh warehouse for this test."""
 

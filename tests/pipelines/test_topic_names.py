@@ -3,8 +3,6 @@ whose snapshots predate the table gets their ids from its first snapshot, and is
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from pipelines.delta_tables import idempotent_append, read_table
@@ -21,8 +19,8 @@ ORDERS, PAYMENTS, REFUNDS = "AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg", 
 
 
 @pytest.fixture
-def settings(base_settings, tmp_path):  # type: ignore[no-untyped-def]
-    return dataclasses.replace(base_settings, warehouse=str(tmp_path / "warehouse"))
+def settings(warehouse_settings):  # type: ignore[no-untyped-def]
+    return warehouse_settings
 
 
 def snapshot(settings, snapshot_id: int, *topics: tuple[str, str | None]) -> EndOffsetsSnapshot:  # type: ignore[no-untyped-def]

@@ -21,8 +21,8 @@ AT = dt.datetime(2026, 11, 27, 6, 0)
 
 
 @pytest.fixture
-def settings(base_settings, tmp_path):  # type: ignore[no-untyped-def]
-    return dataclasses.replace(base_settings, warehouse=str(tmp_path / "warehouse"))
+def settings(warehouse_settings):  # type: ignore[no-untyped-def]
+    return warehouse_settings
 
 
 def commits(spark, offsets: range):  # type: ignore[no-untyped-def]
