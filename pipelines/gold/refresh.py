@@ -89,7 +89,8 @@ class SilverChanges:
 
 
 def ensure_gold_tables(spark: SparkSession, settings: Settings) -> None:
-    # Every gold table gained columns (KIP-848 groups) or properties (deletion vectors on the MERGE targets).
+    # Every gold table gained columns (KIP-848 groups), properties (deletion vectors) or clustering since its first
+    # release: a table an older offsetlake made is brought up to its spec (once per process).
     for spec in GOLD:
         ensure_current_table(spark, settings, spec)
     ensure_table(spark, settings, refresh_state.TABLE)
@@ -137,13 +138,12 @@ def full_rebuild(spark: SparkSession, settings: Settings) -> dict[str, DataFrame
     from pipelines.gold.committed_offsets import committed_offsets
     from pipelines.gold.consumer_groups import consumer_group_tables, has_consumer_groups
     from pipelines.gold.offset_commit_rate import offset_commit_rate
+    from pipelines.topic_names import topic_names as named_topic_ids
 
     commits = read_table(spark, settings, offset_commits.TABLE)
     records = read_table(spark, settings, consumer_group_records.TABLE)
-    from pipelines.topic_names import topic_names as named_topic_ids
-
-    snapshots = named_topic_ids(spark, settings)
-    consumer = (consumer_group_tables(records, [commits, *([snapshots] if snapshots is not None else [])])
+    named = named_topic_ids(spark, settings)
+    consumer = (consumer_group_tables(records, [commits, *([named] if named is not None else [])])
                 if has_consumer_groups(records) else None)
     frames = group_tables(read_table(spark, settings, group_metadata.TABLE),
                           read_table(spark, settings, group_members.TABLE), settings, consumer, commits)
@@ -210,9 +210,9 @@ def refresh_gold(spark: SparkSession, settings: Settings) -> dict[str, int]:
                      read_table(spark, settings, partition_assignments_schema.TABLE)]
             if commits is not None and commits.rows is not None:
                 known.append(commits.rows)
-            snapshots = named_topic_ids(spark, settings)
-            if snapshots is not None:
-                known.append(snapshots)
+            named = named_topic_ids(spark, settings)
+            if named is not None:
+                known.append(named)
             consumer = consumer_group_tables(records, known)
         frames = group_tables(group_metadata_rows, member_rows, settings, consumer, commit_rows)
         run_together(spark, [lambda spec=spec: replace_groups(settings, spec, frames[spec.name], groups)
