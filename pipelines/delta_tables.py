@@ -61,21 +61,23 @@ def ensure_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> st
             builder = builder.clusterBy(*spec.cluster_by)
         for key, value in spec.properties:
             builder = builder.property(key, value)
+        # The CHECK constraints as the properties Delta keeps them in: created with the table in one commit, not
+        # one ALTER TABLE commit each (Delta enforces them so: tests/pipelines/test_delta_tables.py).
+        for constraint in spec.constraints:
+            builder = builder.property(constraint.property_key, constraint.expression)
         builder.execute()
-        add_constraints(spark, spec, path, {})
     return path
 
 
-def add_constraints(spark: SparkSession, spec: TableSpec, path: str, properties: Mapping[str, str]) -> list[str]:
+def add_constraints(spark: SparkSession, spec: TableSpec, path: str, properties: Mapping[str, str]) -> None:
     """Give the table at ``path`` each of ``spec.constraints`` its ``properties`` lack (or hold differently).
 
     With Delta's own ``ALTER TABLE ... ADD CONSTRAINT``, which checks the rows already there: a table holding a
     row that violates one keeps going without it (a one-line warning; ``offsetlake check`` then runs the rule
-    as a query and shows the rows). Returns the constraints not added.
+    as a query and shows the rows).
     """
     from pyspark.errors import AnalysisException
 
-    refused = []
     for constraint in spec.constraints:
         if constraint.held_in(properties):
             continue
@@ -86,10 +88,8 @@ def add_constraints(spark: SparkSession, spec: TableSpec, path: str, properties:
         except AnalysisException as error:
             if "DELTA_NEW_CHECK_CONSTRAINT_VIOLATION" not in str(error):
                 raise
-            refused.append(constraint.name)
             print(f"offsetlake: warning: {spec.name} holds rows that violate {constraint.name}; not enforced at "
                   "write until they are gone (offsetlake check shows them)", file=sys.stderr)
-    return refused
 
 
 _CURRENT: set[tuple[str, TableSpec]] = set()
