@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from conf.settings import Settings
-from pipelines.delta_tables import table_exists, table_uri
+from pipelines.delta_tables import table_exists, table_path
 from schemas.catalog import TABLES
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def read_with_delta_rs(settings: Settings, name: str, columns: tuple[str, ...],
     import pyarrow.compute as pc
     from deltalake import DeltaTable, QueryBuilder
 
-    delta = DeltaTable(table_uri(settings, TABLES[name]), storage_options=dict(settings.storage.delta_rs) or None)
+    delta = DeltaTable(table_path(settings, TABLES[name]), storage_options=dict(settings.storage.delta_rs) or None)
     present = {f.name for f in delta.schema().fields}
     wanted = [c for c in columns if c in present]
 

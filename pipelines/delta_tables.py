@@ -21,11 +21,6 @@ def table_path(settings: Settings, spec: TableSpec) -> str:
     return join(settings.warehouse_uri, spec.relative_path)
 
 
-def table_uri(settings: Settings, spec: TableSpec) -> str:
-    """``table_path``, named for delta-rs' callers (``deltalake.DeltaTable(uri, storage_options=...)``)."""
-    return table_path(settings, spec)
-
-
 def table_exists(settings: Settings, spec: TableSpec) -> bool:
     """Whether ``spec``'s Delta table exists in the warehouse; no Spark: delta-rs looks for its log, with
     ``storage.delta_rs`` for a remote warehouse. A warehouse it cannot reach raises

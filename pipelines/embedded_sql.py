@@ -54,7 +54,7 @@ from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError
 
 from conf.settings import Settings
-from pipelines.delta_tables import table_uri
+from pipelines.delta_tables import table_path
 from pipelines.sql_views import VIEW_SCHEMA, CatalogReport, QueryResult, ViewSpec, load_views
 from schemas.catalog import TABLES
 from schemas.table_spec import TableSpec
@@ -319,7 +319,7 @@ def _register_tables(builder: QueryBuilder, settings: Settings, tables: Mapping[
     for layer in sorted({spec.layer for spec in tables.values()} | {VIEW_SCHEMA}):
         builder.execute(f"CREATE SCHEMA IF NOT EXISTS {layer}")
     for name, spec in tables.items():
-        uri = table_uri(settings, spec)
+        uri = table_path(settings, spec)
         try:
             if not DeltaTable.is_deltatable(uri, storage_options=options):
                 missing.append(name)
