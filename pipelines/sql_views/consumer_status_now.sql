@@ -13,7 +13,10 @@
 -- One scan of each table and one aggregation by group: the four tables' rows are tagged and unioned, not
 --   aggregated apart and joined (five shuffles fewer; on the demo warehouse the joined form took 2.1-3.8 s
 --   over serve-sql, over issue 16's 2 s). A group's newest lag snapshot is max_by(..., snapshot_time) over
---   its per-snapshot aggregates.
+--   its per-snapshot aggregates. A group's state is its row of gold.group_state_history without an
+--   `until` (gold orders a generation's states by record and position, so that row is the current one), not
+--   max_by(state, at): CompletingRebalance and Stable often share their millisecond, and max_by picked
+--   either (Spark and DataFusion disagreed on the demo warehouse, 2026-11-27).
 WITH lag_snapshots AS (
   SELECT cluster_name, `group`, snapshot_time, max(group_status) AS burrow_status,
          max(group_lag) AS total_lag,
@@ -40,6 +43,7 @@ facts AS (
          CAST(NULL AS BIGINT) AS lag_seconds_unknown_message_timestamp, CAST(NULL AS BIGINT) AS stopped_partitions,
          CAST(NULL AS BIGINT) AS partitions_not_ok
   FROM gold.group_state_history
+  WHERE until IS NULL
   UNION ALL
   SELECT cluster_name, `group`, NULL, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
   FROM gold.group_membership WHERE valid_to IS NULL
