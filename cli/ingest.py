@@ -7,7 +7,7 @@ import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from conf.settings import Settings
-    from pipelines.ingest import IngestOptions
+    from pipelines.ingest import BatchReport, IngestOptions
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -109,13 +109,9 @@ class IngestTotals:
               f"{self.quarantined:,} quarantined, {self.lost:,} lost to retention")
 
 
-def ingest_with_progress(spark: SparkSession, settings: Settings, options: IngestOptions,
-                         stop: threading.Event) -> IngestTotals | None:
-    """Run the ingest, printing one line per micro-batch on stderr; None (after one line) if it failed."""
-    from pipelines.ingest import BatchReport, IngestError, run_ingest
+def batch_printer(settings: Settings, topic: str, totals: IngestTotals) -> Callable[[BatchReport], None]:
+    """The ingest's per-batch line on stderr (shared with ``offsetlake run``), adding each batch to ``totals``."""
     from pipelines.offsets_topic_source import topic_end_offsets
-
-    totals = IngestTotals()
 
     def progress(report: BatchReport) -> None:
         totals.records += report.records
@@ -124,7 +120,7 @@ def ingest_with_progress(spark: SparkSession, settings: Settings, options: Inges
         totals.quarantined += report.rows_per_table.get("quarantine", 0)
         rate = report.records / report.seconds if report.seconds > 0 else 0.0
         try:
-            ends = topic_end_offsets(settings, options.topic)
+            ends = topic_end_offsets(settings, topic)
             behind = sum(max(0, end - report.end_offsets.get(p, 0)) for p, end in ends.items())
             distance = f"{behind:,} records behind the topic's end"
         except Exception:  # noqa: BLE001 - progress must not kill the ingest
@@ -138,6 +134,16 @@ def ingest_with_progress(spark: SparkSession, settings: Settings, options: Inges
             file=sys.stderr, flush=True,
         )
 
+    return progress
+
+
+def ingest_with_progress(spark: SparkSession, settings: Settings, options: IngestOptions,
+                         stop: threading.Event) -> IngestTotals | None:
+    """Run the ingest, printing one line per micro-batch on stderr; None (after one line) if it failed."""
+    from pipelines.ingest import IngestError, run_ingest
+
+    totals = IngestTotals()
+    progress = batch_printer(settings, options.topic, totals)
     print(f"ingest: {options.topic} on {settings.kafka.bootstrap_servers} -> {settings.warehouse_uri} "
           f"(cluster {settings.cluster_name}, {'once' if options.once else 'continuous'})",
           file=sys.stderr, flush=True)

@@ -1,41 +1,57 @@
-"""``offsetlake run --once``: ingest, gold and lag in one Spark application, for schedulers.
+"""``offsetlake run``: the main job in one Spark application -- continuously, or ``--once`` for schedulers.
 
 Why one process: every ``offsetlake`` command starts a JVM and pays its warm-up (a SparkSession,
 Delta's and Spark's first plans) before doing any work, and the three steps a scheduler runs every
-few minutes each paid it again (the offsets_ingest DAG used to start three). Here the gold refresh
-and the lag refresh run in the JVM the ingest warmed up. Each step is the library call its own
-command makes (``ingest --once``, ``gold``, ``lag``), with the same output, so the commands stay
-thin entry points to the same code.
+few minutes each paid it again (the offsets_ingest DAG used to start three). Each step is the library
+call its own command makes (``ingest``, ``gold``, ``lag``, ``snapshot-end-offsets``), so the commands
+stay thin entry points to the same code.
 
-Only ``--once`` exists for now: the long-running form (Kafka to gold as one streaming job, issue 14)
-replaces this loop of batch steps; until then ``offsetlake ingest`` is the continuous command.
+``--once``: ingest up to the topic's end, then gold, then lag, and exit. Without it the job runs until
+stopped (``pipelines/main_job.py``): the ingest streams on a processing-time trigger while the main
+thread refreshes gold and lag after the batches it committed and takes end-offset snapshots on a timer,
+printing one line per cycle with its freshness.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from cli.errors import CommandError, first_line, reported_as_command_errors
 from cli.ingest import add_source_arguments, bad_batch_cap
 from cli.settings_arg import settings_from
 
+if TYPE_CHECKING:
+    from conf.settings import Settings
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "run", help="ingest, refresh gold and refresh lag in one Spark application (--once, for schedulers)",
+        "run", help="the main job in one Spark application: ingest, gold, lag and snapshots, until stopped "
+                    "(or --once)",
         description=(
-            "Drain the offsets topic up to its current end into bronze and silver (as 'offsetlake ingest "
-            "--once'), then refresh the gold tables (as 'offsetlake gold'), then gold.consumer_lag from the "
-            "end-offset snapshots not yet in it (as 'offsetlake lag'), in one JVM instead of three. A "
-            "SIGTERM or Ctrl-C stops after the current micro-batch or step; what was committed stays, and "
-            "the next run goes on from there. Exit status 1 names the step that failed."
+            "Keep the warehouse current in one JVM. Continuously (the default): the ingest streams the offsets "
+            "topic into bronze and silver on a processing-time trigger; after the micro-batches it committed, "
+            "gold is refreshed from silver's changes and gold.consumer_lag from new end-offset snapshots; a "
+            "snapshot of every topic's end offsets is taken every --snapshot-every seconds. One line per "
+            "micro-batch ('ingest: batch ...') and one per refresh ('run: batches ...: records, rows per layer, "
+            "freshness' -- the age of the newest source record now visible in gold). With --once: drain the "
+            "topic up to its current end (as 'offsetlake ingest --once'), refresh gold (as 'offsetlake gold') "
+            "and lag (as 'offsetlake lag'), and exit. A SIGTERM or Ctrl-C stops after the current micro-batch "
+            "or step; what was committed stays, and the next run goes on from there. Exit status 1 names the "
+            "step that failed."
         ),
-        epilog="Take end-offset snapshots with 'offsetlake snapshot-end-offsets' (the end_offsets_snapshot DAG).",
+        epilog="With --once, take end-offset snapshots with 'offsetlake snapshot-end-offsets' (the "
+               "end_offsets_snapshot DAG).",
     )
-    parser.add_argument("--once", action="store_true", required=True,
-                        help="drain what is there now, refresh, and exit (required: the continuous form is "
-                             "'offsetlake ingest' until the streaming job of issue 14)")
+    parser.add_argument("--once", action="store_true",
+                        help="drain what is there now, refresh gold and lag, and exit (for schedulers)")
+    parser.add_argument("--trigger-interval", default="2 seconds",
+                        help="the ingest's processing-time trigger when running continuously (default '2 seconds')")
+    parser.add_argument("--snapshot-every", type=float, default=60.0, metavar="SECONDS",
+                        help="seconds between end-offset snapshots when running continuously; 0 takes none "
+                             "(default 60)")
     add_source_arguments(parser)
     parser.set_defaults(run=run)
 
@@ -49,6 +65,11 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     if bad_batch_cap(args):
         return 2
+    if args.snapshot_every < 0:
+        print("offsetlake: --snapshot-every must be >= 0 seconds (0: no snapshots)", file=sys.stderr)
+        return 2
+    if not args.once:
+        return run_continuously(args, settings)
     options = IngestOptions(topic=args.topic, once=True, max_offsets_per_trigger=args.max_offsets_per_trigger)
     with stop_requested_by_signals("run: stopping after the current batch or step (again to abort) ...") as stop:
         with reported_as_command_errors():
@@ -74,4 +95,41 @@ def run(args: argparse.Namespace) -> int:
                     raise CommandError(f"lag refresh failed: {first_line(exc)}") from exc
             finally:
                 spark.stop()
+    return 0
+
+
+def run_continuously(args: argparse.Namespace, settings: Settings) -> int:
+    from cli.ingest import IngestTotals, batch_printer, stop_requested_by_signals
+    from pipelines.ingest import IngestError, IngestOptions
+    from pipelines.main_job import CycleReport, MainJobOptions, run_main_job
+    from pipelines.spark_session import build_spark_session
+
+    options = MainJobOptions(
+        ingest=IngestOptions(topic=args.topic, once=False, trigger_interval=args.trigger_interval,
+                             max_offsets_per_trigger=args.max_offsets_per_trigger),
+        snapshot_every=args.snapshot_every or None)
+    totals = IngestTotals()
+
+    def cycle(report: CycleReport) -> None:
+        print(report.line(), file=sys.stderr, flush=True)
+
+    print(f"run: {args.topic} on {settings.kafka.bootstrap_servers} -> {settings.warehouse_uri} (cluster "
+          f"{settings.cluster_name}, trigger {args.trigger_interval}, snapshots "
+          f"{f'every {args.snapshot_every:g}s' if args.snapshot_every else 'off'}); Ctrl-C or SIGTERM stops",
+          file=sys.stderr, flush=True)
+    with stop_requested_by_signals("run: stopping after the current batch or step (again to abort) ...") as stop:
+        with reported_as_command_errors():
+            spark = build_spark_session(settings)
+            try:
+                run_main_job(spark, settings, options, should_stop=stop.is_set,
+                             on_batch=batch_printer(settings, args.topic, totals), on_cycle=cycle,
+                             on_restart=lambda reason: print(f"run: {reason}", file=sys.stderr, flush=True))
+            except IngestError as exc:
+                print(f"offsetlake: ingest failed: {exc}", file=sys.stderr)
+                return 1
+            except Exception as exc:  # noqa: BLE001 - Spark/Delta failures become one line
+                raise CommandError(f"run failed: {first_line(exc)}") from exc
+            finally:
+                spark.stop()
+    totals.print_summary()
     return 0

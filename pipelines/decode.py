@@ -395,15 +395,19 @@ def family_name(code: Column) -> Column:
 
 
 def stage_counts(stage: DataFrame) -> DataFrame:
-    """(family, pending, source_partition, count) of the first stage, in one job: what ingest writes where.
+    """(family, pending, source_partition, count, newest) of the first stage, in one job: what ingest writes where.
 
-    Grouped by the family's code; the name is put back on the few counted rows (SQL text, as in
-    ``first_stage``).
+    ``newest`` is the latest ``record_timestamp`` counted (``offsetlake run`` reports how old the newest
+    record visible in gold is). Grouped by the family's code; the name is put back on the few counted rows
+    (SQL text, as in ``first_stage``).
     """
+    from pyspark.sql import functions as F
+
     names = ", ".join(f"'{name}'" for name in FAMILIES)
-    counts = stage.groupBy(FAMILY, PENDING, "source_partition").count()
+    counts = stage.groupBy(FAMILY, PENDING, "source_partition").agg(
+        F.count("*").alias("count"), F.max("record_timestamp").alias("newest"))
     return counts.selectExpr(f"element_at(array({names}), CAST({FAMILY} AS INT) + 1) AS {FAMILY}", PENDING,
-                             "source_partition", "count")
+                             "source_partition", "count", "newest")
 
 
 def offset_commits(families: DecodedFamilies) -> DataFrame:

@@ -18,6 +18,7 @@ so a replayed batch skips the tables it had already written and writes the rest.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import time
 from collections.abc import Callable
@@ -63,6 +64,8 @@ class BatchReport:
     lost_records: int
     seconds: float
     end_offsets: dict[int, int] = field(default_factory=dict)
+    # The latest record timestamp (Kafka's, UTC, naive as Spark returns it) of the batch; None if it read none.
+    newest_record: dt.datetime | None = None
 
 
 # The silver table a decoded family's rows go to (failed rows of any family go to quarantine).
@@ -164,7 +167,10 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
             per_partition: dict[int, int] = {}
             pending: set[str] = set()
             per_family: dict[str, int] = {}
+            newest: dt.datetime | None = None
             for row in stage_counts(stage).collect():
+                if row["newest"] is not None and (newest is None or row["newest"] > newest):
+                    newest = row["newest"]
                 per_partition[row["source_partition"]] = per_partition.get(row["source_partition"], 0) + row["count"]
                 per_family[row[FAMILY]] = per_family.get(row[FAMILY], 0) + row["count"]
                 if row[PENDING]:
@@ -211,15 +217,13 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
         # and a partition missing here would count as wholly behind (issue 12, item 7).
         ends = {partition: end for partition, (_, end) in ranges.items()}
         return BatchReport(batch_id=batch_id, records=records, rows_per_table=rows, lost_records=lost,
-                           seconds=time.monotonic() - started, end_offsets=ends)
+                           seconds=time.monotonic() - started, end_offsets=ends, newest_record=newest)
     finally:
         raw.unpersist()
 
 
 def _audit_rows(settings: Settings, topic: str, batch_id: int, per_partition: dict[int, int],
                 ranges: dict[int, tuple[int, int]]) -> tuple[list[dict], int]:
-    import datetime as dt
-
     partitions = sorted(set(ranges) | set(per_partition))
     try:
         starts = log_start_offsets(settings, topic, partitions)

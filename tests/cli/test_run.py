@@ -1,17 +1,14 @@
-"""offsetlake run: argument errors are one usage line (the run itself is tested by the offsets_ingest DAG)."""
+"""offsetlake run: argument errors are one line (``--once`` is run by the offsets_ingest DAG's test, the continuous
+form by tests/pipelines/test_ingest.py's kill test)."""
 
 from __future__ import annotations
-
-import pytest
 
 from cli.main import main
 
 
-def test_run_without_once_is_a_usage_error_naming_the_flag(capsys) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(SystemExit) as exit_:
-        main(["run"])
-    assert exit_.value.code == 2
-    assert "the following arguments are required: --once" in capsys.readouterr().err
+def test_a_negative_snapshot_interval_is_refused_before_spark_starts(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["run", "--snapshot-every", "-1"]) == 2
+    assert capsys.readouterr().err.strip() == "offsetlake: --snapshot-every must be >= 0 seconds (0: no snapshots)"
 
 
 def test_a_cap_below_one_record_per_batch_is_refused_before_spark_starts(capsys) -> None:  # type: ignore[no-untyped-def]

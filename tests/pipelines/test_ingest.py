@@ -229,13 +229,14 @@ def test_two_clusters_share_a_warehouse_with_their_own_checkpoints_and_tagged_ro
     assert {r["cluster_name"]: r["count"] for r in rows} == {"east": 3, "west": 3}
 
 
-def test_killing_the_ingest_mid_batch_again_and_again_loses_and_duplicates_nothing(spark, settings_for,
-                                                                                   tmp_path) -> None:
-    """Two ``kill -9``s (one before any batch is committed, one after), then a continuous run to the end.
+def test_killing_the_ingest_mid_batch_again_and_again_loses_and_duplicates_nothing_and_the_main_job_brings_gold_level(
+        spark, settings_for, tmp_path) -> None:
+    """Two ``kill -9``s (one before any batch is committed, one after), then the main job run continuously to the end.
 
-    The last run is the continuous ingest (no ``--once``): once it reports that it is at the topic's
-    end it gets SIGTERM and must stop cleanly after its batch, with its totals. Folded in here so the
-    suite starts one CLI JVM fewer (issue 11); each run is a real ``python -m cli.main`` process.
+    The last run is ``offsetlake run`` (no ``--once``: the ingest streaming, gold and lag refreshed after its
+    batches): once gold has absorbed the batch that reached the topic's end it gets SIGTERM and must stop
+    cleanly, with its totals, leaving gold equal to a full rebuild from silver (issue 14, item 2). Folded in
+    here so the suite starts one CLI JVM fewer (issue 11); each run is a real ``python -m cli.main`` process.
     """
     settings = settings_for(cluster_name="crashy")
     client = settings.kafka.librdkafka_config()
@@ -279,13 +280,20 @@ def test_killing_the_ingest_mid_batch_again_and_again_loses_and_duplicates_nothi
             log.close()
     assert kills == 2, "the ingest finished before it could be killed; produce more records"
 
-    log_path = tmp_path / "ingest-continuous.log"
+    def gold_level(output: str) -> bool:  # gold has absorbed the batch that reached the topic's end
+        at_end = re.search(r"^ingest: batch (\d+): .* 0 records behind the topic's end$", output, re.MULTILINE)
+        absorbed = re.findall(r"^run: batch(?:es \d+-| )(\d+): .*; freshness [\d.,]+s$", output, re.MULTILINE)
+        return at_end is not None and any(int(last) >= int(at_end.group(1)) for last in absorbed)
+
+    log_path = tmp_path / "run-continuous.log"
     with open(log_path, "w") as log:
-        process = subprocess.Popen([*command, "--trigger-interval", "1 second"], cwd=tmp_path, env=env,
-                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        main_job = [sys.executable, "-m", "cli.main", "run", "--topic", topic, "--max-offsets-per-trigger", "200",
+                    "--trigger-interval", "1 second", "--snapshot-every", "0"]
+        process = subprocess.Popen(main_job, cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
         try:
-            deadline = time.monotonic() + 240
-            while "0 records behind the topic's end" not in log_path.read_text() and time.monotonic() < deadline:
+            deadline = time.monotonic() + 300
+            while not gold_level(log_path.read_text()) and time.monotonic() < deadline:
                 assert process.poll() is None, log_path.read_text()[-2000:]
                 time.sleep(0.2)
             process.send_signal(signal.SIGTERM)
@@ -316,3 +324,13 @@ def test_killing_the_ingest_mid_batch_again_and_again_loses_and_duplicates_nothi
     commits = read_table(spark, settings, OFFSET_COMMITS).filter(f"source_topic = '{topic}'")
     assert commits.count() == len(records)
     assert commits.select("source_partition", "source_offset").distinct().count() == len(records)
+
+    # Gold as the main job left it is gold rebuilt from the whole of silver, table by table.
+    from pipelines.gold.refresh import GOLD, full_rebuild
+
+    rebuilt = full_rebuild(spark, settings)
+    assert read_table(spark, settings, TABLES["gold.committed_offsets"]).count() == 17 * 5  # groups x partitions
+    for spec in GOLD:
+        if spec.name in rebuilt:
+            left, right = read_table(spark, settings, spec), rebuilt[spec.name].select(*spec.schema.fieldNames())
+            assert left.exceptAll(right).count() == right.exceptAll(left).count() == 0, spec.name

@@ -1,0 +1,177 @@
+"""The main job as one long-running Spark application (``offsetlake run``): ingest, gold, lag and snapshots.
+
+Issue 14 asks for one application that keeps the whole warehouse current. What this module does today:
+the ingest's streaming query (Kafka -> bronze and silver, exactly once, ``pipelines/ingest.py``) runs in
+a thread of the application, and the main thread follows it: after the micro-batches committed since it
+last looked, it refreshes gold (``refresh_gold_tables``: silver's change data feed, so the cost follows
+what is new); on a timer it takes an end-offset snapshot in the same JVM instead of a scheduler starting
+one per minute, and then refreshes ``gold.consumer_lag``, which only a new snapshot extends. Each such
+cycle is reported as one line (``CycleReport.line``): records, rows per layer, and freshness -- how old
+the newest source record now visible in gold is.
+
+Not yet what the issue describes in full: silver is still written by the ingest's ``foreachBatch`` (not
+derived from bronze as a Delta streaming source), gold's bookkeeping is still ``gold._refresh_state``
+(not streaming checkpoints), and the group state machines are replayed per refresh rather than kept in
+Spark's state store.
+
+Why gold follows in the driver's main thread rather than inside ``foreachBatch``: the ingest commits a
+micro-batch and goes on to the next while gold absorbs the last ones, so a slow refresh delays gold,
+never the copy out of Kafka; and several batches committed during one refresh are absorbed by the next
+together, so gold's fixed cost per refresh is paid once per cycle, not once per batch. Both read and
+write different tables (gold reads silver at a version, Delta's snapshot isolation), so they do not
+conflict. A stop (SIGTERM) ends the ingest after its batch and the loop after its step; what was
+committed stays, and the next run absorbs the rest.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from conf.settings import Settings
+from pipelines.ingest import BatchReport, IngestOptions
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: How long the loop waits for a committed micro-batch before it looks at its timers and the stop flag.
+POLL_SECONDS = 0.5
+
+
+@dataclass(frozen=True)
+class MainJobOptions:
+    ingest: IngestOptions
+    snapshot_every: float | None = 60.0  # seconds between end-offset snapshots; None: take none
+
+
+@dataclass(frozen=True)
+class CycleReport:
+    """One cycle of the loop: the micro-batches gold absorbed, what each layer holds, and how fresh gold is."""
+
+    batches: tuple[BatchReport, ...]
+    gold_written: tuple[str, ...] | None  # the gold tables the refresh wrote; None: gold not refreshed
+    lag_rows: int | None  # rows the lag refresh appended; None: not refreshed (no new snapshot)
+    snapshot: str | None  # "taken" / the reason one failed / None: none due
+    seconds: float  # the cycle's gold, lag and snapshot work
+    newest_visible: dt.datetime | None  # the newest source record's time (naive UTC) now visible in gold
+    freshness: float | None = field(default=None)  # seconds from that record's time to the cycle's end
+
+    def line(self) -> str:
+        """The cycle's line: ``run: batches 3-5: 1,200 records -> bronze 1,200, silver 1,180 (..), gold ...``."""
+        records = sum(b.records for b in self.batches)
+        silver: dict[str, int] = {}
+        for batch in self.batches:
+            for table, rows in batch.rows_per_table.items():
+                if table != "group_records":  # the sum of group_metadata and consumer_group_records
+                    silver[table] = silver.get(table, 0) + rows
+        ids = [b.batch_id for b in self.batches]
+        which = "no new batch" if not ids else (f"batch {ids[0]}" if len(ids) == 1 else f"batches {ids[0]}-{ids[-1]}")
+        per_table = ", ".join(f"{table} {n:,}" for table, n in sorted(silver.items()) if n)
+        parts = [f"run: {which}: {records:,} records -> bronze {records:,}, silver {sum(silver.values()):,}"
+                 + (f" ({per_table})" if per_table else "")]
+        if self.gold_written is not None:
+            parts.append(f"gold {len(self.gold_written)} tables written"
+                         + (f" ({', '.join(name.removeprefix('gold.') for name in self.gold_written)})"
+                            if self.gold_written else ""))
+        if self.lag_rows is not None:
+            parts.append(f"lag +{self.lag_rows:,} rows")
+        if self.snapshot is not None:
+            parts.append(f"snapshot {self.snapshot}")
+        fresh = "unknown (no record in gold yet)" if self.freshness is None else f"{self.freshness:,.1f}s"
+        return ", ".join(parts) + f" in {self.seconds:.1f}s; freshness {fresh}"
+
+
+def newest_record(batches: tuple[BatchReport, ...], before: dt.datetime | None) -> dt.datetime | None:
+    """The latest record time among these batches and ``before`` (None where none is known)."""
+    times = [t for t in (before, *(b.newest_record for b in batches)) if t is not None]
+    return max(times) if times else None
+
+
+def age_seconds(record_time: dt.datetime | None, now: float) -> float | None:
+    """Seconds from a record time (naive, as Spark returns timestamps: the local clock) to ``now`` (epoch)."""
+    return None if record_time is None else max(0.0, now - record_time.timestamp())
+
+
+def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOptions, *,
+                 should_stop: Callable[[], bool], on_batch: Callable[[BatchReport], None],
+                 on_cycle: Callable[[CycleReport], None],
+                 on_restart: Callable[[str], None] = lambda reason: None) -> None:
+    """Run until ``should_stop()`` or the ingest fails (its ``IngestError`` is raised here, after the loop).
+
+    ``on_batch`` is called from the ingest's thread after each committed micro-batch, ``on_cycle`` from
+    the caller's thread after each gold/lag/snapshot cycle. A failed snapshot is reported in the cycle
+    (the cluster may be briefly unreachable; the next timer tries again); a failed gold or lag refresh
+    stops the job with its exception (the next run refreshes from where gold is).
+    """
+    from pipelines.end_offsets import snapshot_end_offsets
+    from pipelines.gold.consumer_lag import refresh_consumer_lag
+    from pipelines.gold.refresh import refresh_gold_tables
+    from pipelines.ingest import run_ingest
+
+    committed: queue.Queue[BatchReport] = queue.Queue()
+    failures: list[BaseException] = []
+    finished = threading.Event()
+    stopping = threading.Event()
+
+    def each_batch(report: BatchReport) -> None:
+        on_batch(report)
+        committed.put(report)
+
+    def ingest() -> None:
+        try:
+            run_ingest(spark, settings, options.ingest, on_batch=each_batch,
+                       should_stop=lambda: stopping.is_set() or should_stop(), on_restart=on_restart)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, raised there
+            failures.append(exc)
+        finally:
+            finished.set()
+
+    thread = threading.Thread(target=ingest, name="offsetlake-ingest", daemon=True)
+    thread.start()
+    newest: dt.datetime | None = None
+    next_snapshot = time.monotonic() if options.snapshot_every else None
+    try:
+        while not should_stop() and not finished.is_set():
+            batches = _drain(committed, POLL_SECONDS)
+            snapshot: str | None = None
+            started = time.monotonic()
+            if next_snapshot is not None and options.snapshot_every and started >= next_snapshot:
+                next_snapshot = started + options.snapshot_every
+                try:
+                    snapshot_end_offsets(spark, settings)
+                    snapshot = "taken"
+                except Exception as exc:  # noqa: BLE001 - reported; the next timer tries again
+                    snapshot = f"failed ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+            if not batches and snapshot is None:
+                continue
+            written = refresh_gold_tables(spark, settings) if batches else None
+            # gold.consumer_lag is computed at snapshots (commits up to each): only a new one adds rows.
+            lag_rows = refresh_consumer_lag(spark, settings).rows if snapshot == "taken" else None
+            newest = newest_record(batches, newest)
+            on_cycle(CycleReport(batches=batches, gold_written=written, lag_rows=lag_rows, snapshot=snapshot,
+                                 seconds=time.monotonic() - started, newest_visible=newest,
+                                 freshness=age_seconds(newest, time.time())))
+    finally:
+        stopping.set()
+        thread.join()
+    if failures:
+        raise failures[0]
+
+
+def _drain(committed: queue.Queue[BatchReport], wait: float) -> tuple[BatchReport, ...]:
+    """Every report queued now, waiting up to ``wait`` seconds for the first."""
+    try:
+        first = committed.get(timeout=wait)
+    except queue.Empty:
+        return ()
+    batches = [first]
+    while True:
+        try:
+            batches.append(committed.get_nowait())
+        except queue.Empty:
+            return tuple(batches)

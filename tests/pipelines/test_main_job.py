@@ -1,0 +1,51 @@
+"""The main job's cycle line (pipelines/main_job.py): records, rows per layer and freshness, from plain reports.
+
+The loop itself runs in a real ``offsetlake run`` process in tests/pipelines/test_ingest.py's kill test.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pipelines.ingest import BatchReport
+from pipelines.main_job import CycleReport, age_seconds, newest_record
+
+T0 = dt.datetime(2026, 11, 27, 10, 0, 0)
+
+
+def batch(batch_id: int, commits: int, group_records: int, newest: dt.datetime | None) -> BatchReport:
+    rows = {"offset_commits": commits, "group_metadata": group_records, "group_members": 0,
+            "consumer_group_records": 0, "quarantine": 0, "group_records": group_records}
+    return BatchReport(batch_id=batch_id, records=commits + group_records, rows_per_table=rows, lost_records=0,
+                       seconds=1.0, newest_record=newest)
+
+
+def test_a_cycle_over_three_batches_names_them_and_sums_each_layer_once() -> None:
+    report = CycleReport(batches=(batch(3, 100, 2, T0), batch(4, 0, 0, None), batch(5, 50, 1, T0)),
+                         gold_written=("gold.committed_offsets", "gold.offset_commit_rate"), lag_rows=12,
+                         snapshot="taken", seconds=4.25, newest_visible=T0, freshness=6.04)
+    assert report.line() == (
+        "run: batches 3-5: 153 records -> bronze 153, silver 153 (group_metadata 3, offset_commits 150), "
+        "gold 2 tables written (committed_offsets, offset_commit_rate), lag +12 rows, snapshot taken in 4.2s; "
+        "freshness 6.0s")
+
+
+def test_a_failed_snapshot_cycle_names_neither_gold_nor_lag_and_freshness_is_unknown_before_any_record() -> None:
+    report = CycleReport(batches=(), gold_written=None, lag_rows=None, snapshot="failed (broker down)", seconds=0.5,
+                         newest_visible=None, freshness=None)
+    assert report.line() == ("run: no new batch: 0 records -> bronze 0, silver 0, snapshot failed (broker down) "
+                             "in 0.5s; freshness unknown (no record in gold yet)")
+
+
+def test_the_newest_visible_record_is_kept_across_cycles_without_records() -> None:
+    later = T0 + dt.timedelta(seconds=30)
+    assert newest_record((batch(1, 5, 0, T0),), None) == T0
+    assert newest_record((batch(2, 0, 0, None),), T0) == T0
+    assert newest_record((batch(3, 5, 0, later), batch(4, 5, 0, T0)), T0) == later
+    assert newest_record((), None) is None
+
+
+def test_freshness_is_the_records_age_on_the_local_clock_and_never_negative() -> None:
+    assert age_seconds(T0, T0.timestamp() + 7.5) == 7.5
+    assert age_seconds(T0, T0.timestamp() - 2.0) == 0.0  # a producer's clock ahead of ours
+    assert age_seconds(None, 0.0) is None
