@@ -8,8 +8,11 @@ Steps, each reported with its duration:
    a consumer that stops reading. The groups stay alive;
 3. an end-offset snapshot; a second round of messages, which every group but the lagging one reads;
    a second snapshot;
-4. the main job as a scheduler runs it: ``ingest --once`` of ``__consumer_offsets`` into bronze and
-   silver, the gold refresh, the consumer-lag refresh;
+4. the main job, running from before the workload to here as ``offsetlake run`` runs
+   (``pipelines/main_job.py``: the ingest streaming ``__consumer_offsets`` on a 2-second trigger, gold
+   refreshed after its batches), is left to absorb everything the broker has written, then stopped;
+   the consumer-lag refresh; how long records took to reach gold (``pipelines/freshness.py``: p50/p95
+   from a commit to gold.committed_offsets and from a rebalance's record to gold.rebalance_events);
 5. ``validate``: reference-coordinator scenarios through the same pipeline, into a scratch warehouse
    (``<warehouse>/_validation``) so that their groups stay out of the demo's tables;
 6. a summary per group read back from gold (generations, rebalances and their likely causes, current
@@ -37,11 +40,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conf.settings import Settings
+from pipelines.freshness import Latency
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from broker.demo_workload import ScenarioOutcome
+    from pipelines.main_job import CycleReport, MainJobOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_MARKER = ".offsetlake-demo"
@@ -102,6 +107,17 @@ class DemoResult:
     validation: ValidationOutcome | None
     steps: list[tuple[str, float]]
     seconds: float
+    freshness: FreshnessOutcome | None = None
+
+
+@dataclass(frozen=True)
+class FreshnessOutcome:
+    """How long records took to reach gold while the main job ran beside the workload (issue 14)."""
+
+    commits: Latency
+    rebalances: Latency
+    cycles: int
+    trigger: str
 
 
 # ---------------------------------------------------------------- the warehouse
@@ -370,6 +386,96 @@ def _step(name: str, steps: list[tuple[str, float]], report: Callable[[str], Non
            + (f" ({'; '.join(detail)})" if detail else ""))
 
 
+#: The main job's trigger in the demo: issue 14 measures freshness with a 2-second trigger.
+MAIN_JOB_TRIGGER = "2 seconds"
+#: How long the demo waits for the main job to absorb what the broker wrote before it gives up.
+MAIN_JOB_CATCH_UP_SECONDS = 300.0
+#: The group whose one commit takes the main job through its first batch and refresh (tables created, JVM
+#: warm) before the workload starts: freshness is measured from then on, as a long-running job sees it.
+WARM_UP_GROUP = "demo-warm-up"
+
+
+def commit_once(client: dict[str, str], group: str, topic: str) -> None:
+    """One offset commit of ``group`` (offset 0 of partition 0), through the Admin API: one OffsetCommit record."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient(client)
+    for future in admin.alter_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, 0)])]).values():
+        future.result(timeout=30)
+
+
+class MainJobThread:
+    """``run_main_job`` in a thread of the demo's process, its cycles kept, stopped when gold has read far enough."""
+
+    def __init__(self, spark: SparkSession, settings: Settings, options: MainJobOptions,
+                 report: Callable[[str], None]) -> None:
+        import threading
+
+        from pipelines.main_job import run_main_job
+
+        self.cycles: list[CycleReport] = []
+        self._stop = threading.Event()
+        self._failure: list[BaseException] = []
+        self._report = report
+
+        def cycle(done: CycleReport) -> None:
+            self.cycles.append(done)
+            report(done.line())
+
+        def main() -> None:
+            try:
+                run_main_job(spark, settings, options, should_stop=self._stop.is_set, on_batch=lambda batch: None,
+                             on_cycle=cycle)
+            except BaseException as exc:  # noqa: BLE001 - raised in the demo's thread by stop()
+                self._failure.append(exc)
+
+        self._thread = threading.Thread(target=main, name="offsetlake-main-job", daemon=True)
+        self._thread.start()
+
+    def wait_for_first_cycle(self, timeout: float) -> float:
+        """Wait until gold has been refreshed once after a micro-batch; the seconds waited."""
+        began = time.monotonic()
+        while not any(cycle.batches for cycle in self.cycles):
+            if not self._thread.is_alive() or time.monotonic() - began > timeout:
+                self.stop()
+                raise DemoError(f"the main job's first refresh did not come within {timeout:.0f}s")
+            time.sleep(0.2)
+        return time.monotonic() - began
+
+    def stop_when_level(self, ends: dict[int, int], timeout: float) -> list[CycleReport]:
+        """Wait until a cycle's gold has read every partition up to ``ends``, then stop; the cycles."""
+        deadline = time.monotonic() + timeout
+        while not self._level(ends):
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise DemoError(f"the main job did not reach the end of __consumer_offsets within {timeout:.0f}s")
+            time.sleep(0.2)
+        self.stop()
+        return list(self.cycles)
+
+    def _level(self, ends: dict[int, int]) -> bool:
+        reached = self.cycles[-1].visibility.end_offsets if self.cycles and self.cycles[-1].visibility else {}
+        return all(reached.get(partition, 0) >= end for partition, end in ends.items() if end > 0)
+
+    def stop(self) -> None:
+        """Stop the job after its current step (idempotent); its failure, if any, as a DemoError."""
+        self._stop.set()
+        self._thread.join()
+        if self._failure:
+            failure = self._failure.pop()
+            raise DemoError(f"the main job failed: {str(failure).splitlines()[0] if str(failure) else failure!r}")
+
+
+def format_freshness(freshness: FreshnessOutcome) -> list[str]:
+    """The summary's lines on how long records took to reach gold (pure)."""
+    return [f"Freshness (the main job beside the workload, trigger {freshness.trigger}, "
+            f"{freshness.cycles} gold refreshes; issue 14's target: p95 10s):",
+            f"  commit record -> gold.committed_offsets:    {freshness.commits.text()}",
+            f"  rebalance's record -> gold.rebalance_events: {freshness.rebalances.text()}"]
+
+
 def run_demo(settings: Settings, options: DemoOptions = DemoOptions(), *, broker_dir: Path | None = None,
              report: Callable[[str], None] = lambda line: None) -> DemoResult:
     """The whole demo (see the module docstring); progress lines go to ``report``."""
@@ -377,9 +483,11 @@ def run_demo(settings: Settings, options: DemoOptions = DemoOptions(), *, broker
     from broker.embedded import EmbeddedBroker
     from broker.workload import create_topic, produce_messages
     from pipelines.end_offsets import snapshot_end_offsets
+    from pipelines.freshness import commit_latency, rebalance_latency
     from pipelines.gold.consumer_lag import refresh_consumer_lag
-    from pipelines.gold.refresh import refresh_gold
-    from pipelines.ingest import IngestOptions, run_ingest
+    from pipelines.ingest import IngestOptions
+    from pipelines.main_job import MainJobOptions
+    from pipelines.offsets_topic_source import OFFSETS_TOPIC, topic_end_offsets
     from pipelines.spark_session import build_spark_session
     from pipelines.validation import validate
 
@@ -410,12 +518,21 @@ def run_demo(settings: Settings, options: DemoOptions = DemoOptions(), *, broker
             create_topic(client, options.topic, options.partitions)
             produce_messages(client, options.topic, options.messages, options.partitions)
             detail.append(f"{options.partitions} partitions")
+        with step("start Spark"):
+            spark = build_spark_session(settings)
+        with step(f"start the main job (offsetlake run: ingest every {MAIN_JOB_TRIGGER}, gold after each batch)"):
+            main_job = MainJobThread(spark, settings, MainJobOptions(
+                ingest=IngestOptions(once=False, trigger_interval=MAIN_JOB_TRIGGER), snapshot_every=None),
+                report=lambda line: report(f"         {line}"))
+            cleanup.callback(main_job.stop)
+        with step(f"warm the main job up: one commit of group {WARM_UP_GROUP} through ingest and gold") as detail:
+            commit_once(client, WARM_UP_GROUP, options.topic)
+            detail.append(f"first refresh after {main_job.wait_for_first_cycle(MAIN_JOB_CATCH_UP_SECONDS):.1f}s")
+            warm_from = dt.datetime.now(dt.UTC)
         workload = cleanup.enter_context(DemoWorkload(client, options.topic, options.partitions, DemoGroups("demo")))
         with step("scripted workload: 7 consumer groups"):
             outcomes = workload.run(parallel=options.parallel, report=lambda o: report(
                 f"         {o.group}: {o.scenario} ({o.seconds:.1f}s)"))
-        with step("start Spark"):
-            spark = build_spark_session(settings)
         with step("end-offset snapshot 1"):
             snapshot_end_offsets(spark, settings, [options.topic])
         with step(f"produce {second_round} more; every group but the lagging one catches up") as detail:
@@ -423,12 +540,17 @@ def run_demo(settings: Settings, options: DemoOptions = DemoOptions(), *, broker
             detail.append(f"caught up in {workload.catch_up():.1f}s")
         with step("end-offset snapshot 2"):
             snapshot_end_offsets(spark, settings, [options.topic])
-        with step("ingest --once of __consumer_offsets into bronze and silver") as detail:
-            batches = run_ingest(spark, settings, IngestOptions(once=True))
-            detail.append(f"{sum(b.records for b in batches)} records in {_plural(len(batches), 'batch')}")
-        with step("gold refresh") as detail:
-            counts = refresh_gold(spark, settings)
-            detail.append(", ".join(f"{name.split('.')[1]} {n}" for name, n in counts.items()))
+        with step("the main job absorbs what the broker has written, then stops") as detail:
+            cycles = main_job.stop_when_level(topic_end_offsets(settings, OFFSETS_TOPIC), MAIN_JOB_CATCH_UP_SECONDS)
+            records = sum(b.records for c in cycles for b in c.batches)
+            detail.append(f"{records} records in {_plural(sum(len(c.batches) for c in cycles), 'batch')}, "
+                          f"gold refreshed {_plural(len(cycles), 'time')}")
+        with step("how long records took to reach gold") as detail:
+            visible = [c.visibility for c in cycles if c.visibility is not None]
+            freshness = FreshnessOutcome(commit_latency(spark, settings, visible, warm_from),
+                                         rebalance_latency(spark, settings, visible, warm_from), len(cycles),
+                                         MAIN_JOB_TRIGGER)
+            detail.append(f"commits: {freshness.commits.text()}; rebalances: {freshness.rebalances.text()}")
         with step("consumer-lag refresh") as detail:
             lag = refresh_consumer_lag(spark, settings)
             detail.append(f"{lag.rows} rows for {_plural(lag.snapshots, 'snapshot')}")
@@ -444,12 +566,12 @@ def run_demo(settings: Settings, options: DemoOptions = DemoOptions(), *, broker
                     run_id=checked.run_id, seconds=time.monotonic() - began)
                 detail.append("PASS" if validation.ok else f"FAIL, {len(checked.diffs)} differences")
         with step("read gold for the summary"):
-            gold = collect_gold(spark, settings)
+            gold = collect_gold(spark, settings, [o.group for o in outcomes])
             rows_per_table = table_row_counts(spark, settings)
         with step("close the consumers and stop the broker"):
             cleanup.close()
     return DemoResult(warehouse=warehouse, outcomes=outcomes, rows_per_table=rows_per_table, gold=gold,
-                      validation=validation, steps=steps, seconds=time.monotonic() - started)
+                      validation=validation, steps=steps, seconds=time.monotonic() - started, freshness=freshness)
 
 
 def summary_lines(result: DemoResult) -> list[str]:
@@ -468,6 +590,9 @@ def summary_lines(result: DemoResult) -> list[str]:
     lines.append("")
     if result.validation is not None:
         lines += format_validation(result.validation)
+        lines.append("")
+    if result.freshness is not None:
+        lines += format_freshness(result.freshness)
         lines.append("")
     lines += query_examples(result.warehouse)
     lines.append("")

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from conf.settings import Settings
+from pipelines.freshness import Visibility
 from pipelines.ingest import BatchReport, IngestOptions
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ class CycleReport:
     seconds: float  # the cycle's gold, lag and snapshot work
     newest_visible: dt.datetime | None  # the newest source record's time (naive UTC) now visible in gold
     freshness: float | None = field(default=None)  # seconds from that record's time to the cycle's end
+    # When the cycle ended and how far into the source topic gold then reached (pipelines/freshness.py).
+    visibility: Visibility | None = None
 
     def line(self) -> str:
         """The cycle's line: ``run: batches 3-5: 1,200 records -> bronze 1,200, silver 1,180 (..), gold ...``."""
@@ -134,6 +137,7 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
     thread = threading.Thread(target=ingest, name="offsetlake-ingest", daemon=True)
     thread.start()
     newest: dt.datetime | None = None
+    reached: dict[int, int] = {}  # partition -> offset gold has read up to (the batches' end offsets)
     next_snapshot = time.monotonic() if options.snapshot_every else None
     try:
         while not should_stop() and not finished.is_set():
@@ -153,9 +157,14 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
             # gold.consumer_lag is computed at snapshots (commits up to each): only a new one adds rows.
             lag_rows = refresh_consumer_lag(spark, settings).rows if snapshot == "taken" else None
             newest = newest_record(batches, newest)
+            for batch in batches:
+                for partition, end in batch.end_offsets.items():
+                    reached[partition] = max(end, reached.get(partition, end))
+            ended = dt.datetime.now(dt.UTC)
             on_cycle(CycleReport(batches=batches, gold_written=written, lag_rows=lag_rows, snapshot=snapshot,
                                  seconds=time.monotonic() - started, newest_visible=newest,
-                                 freshness=age_seconds(newest, time.time())))
+                                 freshness=age_seconds(newest, ended.timestamp()),
+                                 visibility=Visibility(ended, options.ingest.topic, dict(reached))))
     finally:
         stopping.set()
         thread.join()

@@ -1,0 +1,111 @@
+"""How long a record takes to show in gold: p50/p95 from a ``__consumer_offsets`` record to its gold row.
+
+Issue 14's acceptance names two latencies, measured while ``offsetlake run`` runs: from a client's commit
+to its row in ``gold.committed_offsets``, and from a rebalance's GroupMetadata record to its row in
+``gold.rebalance_events``. Both are measured from the record's append time on the broker (silver's
+``record_timestamp``, Kafka's LogAppendTime for ``__consumer_offsets``: the coordinator appends the commit
+as it answers the client) to the end of the main job's cycle whose gold refresh first included it
+(``Visibility``: the cycle's end time and the source offsets its micro-batches had reached). The refresh
+commits each gold table before the cycle ends, so this is an upper bound by at most the cycle's last
+write.
+
+A rebalance's row appears when the record that ends it is read -- the GroupMetadata record of the new
+generation, whose append time is ``stable_at`` -- so a rebalance's latency is measured from that record.
+
+Spark does the join (any number of records; the cycles are few and broadcast); the percentiles are Spark's
+``percentile`` (exact) over the latencies.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from conf.settings import Settings
+from pipelines.delta_tables import read_table
+from schemas import group_metadata, offset_commits, rebalance_events
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """After a cycle ending at ``at`` (aware, UTC), gold holds every record of ``source_topic`` below these offsets."""
+
+    at: dt.datetime
+    source_topic: str
+    end_offsets: dict[int, int]  # partition -> first offset not yet read
+
+
+@dataclass(frozen=True)
+class Latency:
+    records: int
+    p50: float | None  # seconds
+    p95: float | None
+    max: float | None
+
+    def text(self) -> str:
+        if not self.records or self.p50 is None or self.p95 is None or self.max is None:
+            return "no records"
+        return f"p50 {self.p50:.1f}s, p95 {self.p95:.1f}s, max {self.max:.1f}s over {self.records:,} records"
+
+
+def visibility_frame(spark: SparkSession, cycles: list[Visibility]) -> DataFrame:
+    """(source_topic, source_partition, reached, visible_at): one row per cycle and partition."""
+    rows = [(c.source_topic, partition, end, c.at) for c in cycles for partition, end in c.end_offsets.items()]
+    return spark.createDataFrame(rows, "source_topic string, source_partition int, reached long, visible_at timestamp")
+
+
+def first_visible(records: DataFrame, cycles: DataFrame) -> DataFrame:
+    """``records`` (with source_topic, source_partition, source_offset, since) and ``visible_at``: the end of the
+    first cycle whose batches had read past the record; records no cycle reached are left out."""
+    from pyspark.sql import functions as F
+
+    joined = records.join(F.broadcast(cycles), ["source_topic", "source_partition"]).filter(
+        F.col("source_offset") < F.col("reached"))
+    return joined.groupBy(*records.columns).agg(F.min("visible_at").alias("visible_at"))
+
+
+def latency(frame: DataFrame) -> Latency:
+    """p50/p95/max of ``visible_at - since`` in seconds, negative ones (clock skew) counted as 0."""
+    from pyspark.sql import functions as F
+
+    seconds = F.greatest(F.lit(0.0), (F.unix_micros("visible_at") - F.unix_micros("since")) / 1e6)
+    row = frame.select(seconds.alias("s")).agg(
+        F.count("*").alias("n"), F.percentile("s", 0.5).alias("p50"), F.percentile("s", 0.95).alias("p95"),
+        F.max("s").alias("max")).head()
+    return Latency(row["n"], row["p50"], row["p95"], row["max"])
+
+
+def commit_latency(spark: SparkSession, settings: Settings, cycles: list[Visibility],
+                   appended_from: dt.datetime | None = None) -> Latency:
+    """From each commit record's append time (at or after ``appended_from``) to the cycle that put it in
+    gold.committed_offsets."""
+    from pyspark.sql import functions as F
+
+    commits = read_table(spark, settings, offset_commits.TABLE).filter(
+        (F.col("cluster_name") == settings.cluster_name) & ~F.col("is_tombstone")
+        & (F.col("record_timestamp") >= F.lit(appended_from or dt.datetime(1970, 1, 1, tzinfo=dt.UTC)))).select(
+        "source_topic", "source_partition", "source_offset", F.col("record_timestamp").alias("since"))
+    return latency(first_visible(commits, visibility_frame(spark, cycles)))
+
+
+def rebalance_latency(spark: SparkSession, settings: Settings, cycles: list[Visibility],
+                      appended_from: dt.datetime | None = None) -> Latency:
+    """From the record that ends each rebalance (``stable_at``, at or after ``appended_from``) to the cycle that
+    put it in gold.rebalance_events."""
+    from pyspark.sql import functions as F
+
+    events = read_table(spark, settings, rebalance_events.TABLE).filter(
+        (F.col("cluster_name") == settings.cluster_name)
+        & (F.col("stable_at") >= F.lit(appended_from or dt.datetime(1970, 1, 1, tzinfo=dt.UTC)))).select(
+        "group", F.col("stable_at").alias("since")).distinct()
+    records = read_table(spark, settings, group_metadata.TABLE).filter(
+        F.col("cluster_name") == settings.cluster_name).select(
+        "group", F.col("record_timestamp").alias("since"), "source_topic", "source_partition", "source_offset")
+    # The record of each event: the group's GroupMetadata record appended at stable_at (the first, if several).
+    ending = events.join(records, ["group", "since"]).groupBy("group", "since", "source_topic", "source_partition") \
+        .agg(F.min("source_offset").alias("source_offset"))
+    return latency(first_visible(ending, visibility_frame(spark, cycles)))
