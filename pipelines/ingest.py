@@ -167,10 +167,7 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
             per_partition: dict[int, int] = {}
             pending: set[str] = set()
             per_family: dict[str, int] = {}
-            newest: dt.datetime | None = None
             for row in stage_counts(stage).collect():
-                if row["newest"] is not None and (newest is None or row["newest"] > newest):
-                    newest = row["newest"]
                 per_partition[row["source_partition"]] = per_partition.get(row["source_partition"], 0) + row["count"]
                 per_family[row[FAMILY]] = per_family.get(row[FAMILY], 0) + row["count"]
                 if row[PENDING]:
@@ -206,6 +203,8 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
                 completed.unpersist()
             stage.unpersist()
 
+        # The batch's newest record time (``offsetlake run``'s freshness): one aggregate over the cached batch.
+        newest = raw.agg(F.max("timestamp")).head()[0]
         ranges = planned_ranges(Storage(spark), checkpoint_path(settings, topic), topic, batch_id)
         audit, lost = _audit_rows(settings, topic, batch_id, per_partition, ranges)
         audit_frame = spark.createDataFrame(audit, ingest_batches.TABLE.schema) if audit else None
