@@ -59,7 +59,7 @@ class CycleReport:
     lag_rows: int | None  # rows the lag refresh appended; None: not refreshed (no new snapshot)
     snapshot: str | None  # "taken" / the reason one failed / None: none due
     seconds: float  # the cycle's gold, lag and snapshot work
-    newest_visible: dt.datetime | None  # the newest source record's time (naive UTC) now visible in gold
+    newest_visible: dt.datetime | None  # the newest source record's time now visible in gold (naive, as Spark gives it)
     freshness: float | None = field(default=None)  # seconds from that record's time to the cycle's end
     # When the cycle ended and how far into the source topic gold then reached (pipelines/freshness.py).
     visibility: Visibility | None = None
