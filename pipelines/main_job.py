@@ -153,7 +153,8 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
                     snapshot = f"failed ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
             if not batches and snapshot is None:
                 continue
-            written = refresh_gold_tables(spark, settings) if batches else None
+            # A batch can read nothing (Spark plans one when it first sees a partition): silver is unchanged.
+            written = refresh_gold_tables(spark, settings) if any(b.records for b in batches) else None
             # gold.consumer_lag is computed at snapshots (commits up to each): only a new one adds rows.
             lag_rows = refresh_consumer_lag(spark, settings).rows if snapshot == "taken" else None
             newest = newest_record(batches, newest)
