@@ -403,7 +403,6 @@ class MainJobThread:
         self.cycles: list[CycleReport] = []
         self._stop = threading.Event()
         self._failure: list[BaseException] = []
-        self._report = report
 
         def cycle(done: CycleReport) -> None:
             self.cycles.append(done)

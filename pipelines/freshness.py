@@ -79,28 +79,22 @@ def latency(frame: DataFrame) -> Latency:
     return Latency(row["n"], row["p50"], row["p95"], row["max"])
 
 
-def commit_latency(spark: SparkSession, settings: Settings, cycles: list[Visibility],
-                   appended_from: dt.datetime | None = None) -> Latency:
-    """From each commit record's append time (at or after ``appended_from``) to the cycle that put it in
-    gold.committed_offsets."""
+def commit_latency(spark: SparkSession, settings: Settings, cycles: list[Visibility]) -> Latency:
+    """From each commit record's append time to the cycle that put it in gold.committed_offsets."""
     from pyspark.sql import functions as F
 
     commits = read_table(spark, settings, offset_commits.TABLE).filter(
-        (F.col("cluster_name") == settings.cluster_name) & ~F.col("is_tombstone")
-        & (F.col("record_timestamp") >= F.lit(appended_from or dt.datetime(1970, 1, 1, tzinfo=dt.UTC)))).select(
+        (F.col("cluster_name") == settings.cluster_name) & ~F.col("is_tombstone")).select(
         "source_topic", "source_partition", "source_offset", F.col("record_timestamp").alias("since"))
     return latency(first_visible(commits, visibility_frame(spark, cycles)))
 
 
-def rebalance_latency(spark: SparkSession, settings: Settings, cycles: list[Visibility],
-                      appended_from: dt.datetime | None = None) -> Latency:
-    """From the record that ends each rebalance (``stable_at``, at or after ``appended_from``) to the cycle that
-    put it in gold.rebalance_events."""
+def rebalance_latency(spark: SparkSession, settings: Settings, cycles: list[Visibility]) -> Latency:
+    """From the record that ends each rebalance (``stable_at``) to the cycle that put it in gold.rebalance_events."""
     from pyspark.sql import functions as F
 
     events = read_table(spark, settings, rebalance_events.TABLE).filter(
-        (F.col("cluster_name") == settings.cluster_name)
-        & (F.col("stable_at") >= F.lit(appended_from or dt.datetime(1970, 1, 1, tzinfo=dt.UTC)))).select(
+        F.col("cluster_name") == settings.cluster_name).select(
         "group", F.col("stable_at").alias("since")).distinct()
     records = read_table(spark, settings, group_metadata.TABLE).filter(
         F.col("cluster_name") == settings.cluster_name).select(
