@@ -1,0 +1,78 @@
+"""pipelines/gold/offset_commit_rate.py on small hand-built silver rows: commits per group per minute.
+
+Both ways the refresh builds the table: ``offset_commit_rate`` (the full rebuild from all of silver) and
+``merge_rates`` (the incremental MERGE, which recounts from silver every minute that received a new commit,
+so that merging the same records twice counts nothing twice). One OffsetCommit request writes one record
+per partition, all with the request's commit timestamp; a tombstone deletes an offset and is no commit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+
+from pipelines.delta_tables import ensure_table, read_table, table_path
+from pipelines.gold.offset_commit_rate import merge_rates, offset_commit_rate
+from schemas.offset_commit_rate import TABLE
+from schemas.offset_commits import TABLE as SILVER
+
+pytestmark = pytest.mark.spark
+
+T0 = dt.datetime(2026, 11, 27, 10, 0, 0)
+
+
+def commit(source_offset: int, seconds: float, group: str, partition: int, *, topic: str = "orders",
+           tombstone: bool = False, commit_time: bool = True) -> dict[str, Any]:
+    """A silver.offset_commits row committed (and appended) ``seconds`` after T0."""
+    at = T0 + dt.timedelta(seconds=seconds)
+    return {"cluster_name": "c", "source_topic": "__consumer_offsets", "source_partition": 0,
+            "source_offset": source_offset, "record_timestamp": at, "group": group, "topic": topic,
+            "partition": partition, "offset": None if tombstone else 100 + source_offset,
+            "leader_epoch": None, "metadata": None if tombstone else "",
+            "commit_timestamp": at if commit_time and not tombstone else None, "expire_timestamp": None,
+            "topic_id": None, "is_tombstone": tombstone, "record_type": 1, "value_version": None if tombstone else 4,
+            "commit_date": at.date()}
+
+
+def rates(frame) -> dict[tuple[str, int], tuple[int, int, int]]:  # type: ignore[no-untyped-def]
+    """(group, minute after T0) -> (commit_records, commit_requests, partitions)."""
+    return {(r["group"], int((r["minute"] - T0).total_seconds()) // 60):
+            (r["commit_records"], r["commit_requests"], r["partitions"]) for r in frame.collect()}
+
+
+def test_a_request_of_three_partitions_is_three_records_and_one_request_and_tombstones_do_not_count(spark) -> None:  # type: ignore[no-untyped-def]
+    rows = [commit(0, 1, "g", 0), commit(1, 1, "g", 1), commit(2, 1, "g", 2),  # one request, three partitions
+            commit(3, 30, "g", 0),  # a second request in the same minute, a partition already counted
+            commit(4, 59.9, "g", 0, tombstone=True),  # deletion
+            commit(5, 61, "g", 0),  # the next minute
+            commit(6, 5, "h", 0, tombstone=True)]  # a group with only a deletion has no row
+    built = offset_commit_rate(spark.createDataFrame(rows, SILVER.schema))
+    assert built.columns == TABLE.schema.fieldNames()
+    assert rates(built) == {("g", 0): (4, 2, 3), ("g", 1): (1, 1, 1)}
+
+
+def test_a_commit_without_commit_time_is_counted_in_the_minute_it_was_appended(spark) -> None:  # type: ignore[no-untyped-def]
+    rows = [commit(0, 125, "g", 0, commit_time=False)]
+    assert rates(offset_commit_rate(spark.createDataFrame(rows, SILVER.schema))) == {("g", 2): (1, 0, 1)}
+
+
+def test_merging_what_silver_gained_recounts_the_touched_minutes_and_merging_it_again_changes_nothing(
+        spark, warehouse_settings) -> None:  # type: ignore[no-untyped-def]
+    before = [commit(0, 1, "g", 0), commit(1, 1, "g", 1),  # g, minute 0: one request
+              commit(2, 70, "g", 0),  # g, minute 1
+              commit(3, 10, "h", 0)]  # h, minute 0
+    gained = [commit(4, 40, "g", 0), commit(5, 40, "g", 2),  # g, minute 0: a second request, a new partition
+              commit(6, 50, "h", 0, tombstone=True),  # h's minute 0 is recounted: still one commit
+              commit(7, 200, "k", 0)]  # a new group
+    ensure_table(spark, warehouse_settings, TABLE)
+    offset_commit_rate(spark.createDataFrame(before, SILVER.schema)).write.format("delta").mode("append").save(
+        table_path(warehouse_settings, TABLE))
+    everything = spark.createDataFrame(before + gained, SILVER.schema)
+    expected = {("g", 0): (4, 2, 3), ("g", 1): (1, 1, 1), ("h", 0): (1, 1, 1), ("k", 3): (1, 1, 1)}
+    assert rates(offset_commit_rate(everything)) == expected
+
+    for _ in range(2):
+        merge_rates(spark, warehouse_settings, spark.createDataFrame(gained, SILVER.schema), everything)
+        assert rates(read_table(spark, warehouse_settings, TABLE)) == expected
