@@ -108,6 +108,8 @@ class DemoResult:
     steps: list[tuple[str, float]]
     seconds: float
     freshness: FreshnessOutcome | None = None
+    #: gold table -> (rows only in the table, rows only in a full rebuild from silver); issue 14: all (0, 0)
+    rebuild: dict[str, tuple[int, int]] | None = None
 
 
 @dataclass(frozen=True)
@@ -450,6 +452,16 @@ def format_freshness(freshness: FreshnessOutcome) -> list[str]:
             f"  rebalance's record -> gold.rebalance_events: {freshness.rebalances.text()}"]
 
 
+def format_rebuild(rebuild: dict[str, tuple[int, int]]) -> str:
+    """One line: whether gold as the main job left it equals a full rebuild from silver, and where not."""
+    differing = {name: pair for name, pair in rebuild.items() if pair != (0, 0)}
+    if not differing:
+        return f"gold equals a full rebuild from silver, all {len(rebuild)} tables"
+    return "gold DIFFERS from a full rebuild from silver: " + ", ".join(
+        f"{name} ({only_gold} rows only in gold, {only_rebuild} only in the rebuild)"
+        for name, (only_gold, only_rebuild) in differing.items())
+
+
 def run_demo(settings: Settings, options: DemoOptions = DemoOptions(), *, broker_dir: Path | None = None,
              report: Callable[[str], None] = lambda line: None) -> DemoResult:
     """The whole demo (see the module docstring); progress lines go to ``report``."""
@@ -459,7 +471,7 @@ def run_demo(settings: Settings, options: DemoOptions = DemoOptions(), *, broker
     from pipelines.end_offsets import snapshot_end_offsets
     from pipelines.freshness import Visibility, commit_latency, rebalance_latency
     from pipelines.gold.consumer_lag import refresh_consumer_lag
-    from pipelines.gold.refresh import refresh_gold_tables
+    from pipelines.gold.refresh import rebuild_differences, refresh_gold_tables
     from pipelines.ingest import IngestOptions, run_ingest
     from pipelines.main_job import MainJobOptions
     from pipelines.offsets_topic_source import OFFSETS_TOPIC, topic_end_offsets
@@ -531,6 +543,9 @@ def run_demo(settings: Settings, options: DemoOptions = DemoOptions(), *, broker
             freshness = FreshnessOutcome(commit_latency(spark, settings, visible),
                                          rebalance_latency(spark, settings, visible), len(visible), MAIN_JOB_TRIGGER)
             detail.append(f"commits: {freshness.commits.text()}; rebalances: {freshness.rebalances.text()}")
+        with step("compare gold with a full rebuild from silver") as detail:
+            rebuild = rebuild_differences(spark, settings)
+            detail.append(format_rebuild(rebuild))
         with step("consumer-lag refresh") as detail:
             lag = refresh_consumer_lag(spark, settings)
             detail.append(f"{lag.rows} rows for {_plural(lag.snapshots, 'snapshot')}")
@@ -551,7 +566,8 @@ def run_demo(settings: Settings, options: DemoOptions = DemoOptions(), *, broker
         with step("close the consumers and stop the broker"):
             cleanup.close()
     return DemoResult(warehouse=warehouse, outcomes=outcomes, rows_per_table=rows_per_table, gold=gold,
-                      validation=validation, steps=steps, seconds=time.monotonic() - started, freshness=freshness)
+                      validation=validation, steps=steps, seconds=time.monotonic() - started, freshness=freshness,
+                      rebuild=rebuild)
 
 
 def summary_lines(result: DemoResult) -> list[str]:
@@ -573,6 +589,9 @@ def summary_lines(result: DemoResult) -> list[str]:
         lines.append("")
     if result.freshness is not None:
         lines += format_freshness(result.freshness)
+    if result.rebuild is not None:
+        lines.append(format_rebuild(result.rebuild))
+    if result.freshness is not None or result.rebuild is not None:
         lines.append("")
     lines += query_examples(result.warehouse)
     lines.append("")

@@ -16,6 +16,7 @@ from pipelines.demo import (
     GoldRows,
     ValidationOutcome,
     format_group,
+    format_rebuild,
     format_validation,
     group_summaries,
     prepare_warehouse,
@@ -192,6 +193,13 @@ def test_validation_reports_pass_or_the_differences_per_scenario_and_table(tmp_p
     assert format_validation(failed) == [
         f"validation of a in {tmp_path}: FAIL (3 differences, gold.validation_diffs run_id=r2)",
         "  a gold.committed_offsets: 1 differences", "  a gold.group_generations: 2 differences"]
+
+
+def test_the_comparison_with_a_rebuild_names_only_the_tables_that_differ_and_how() -> None:
+    assert format_rebuild({"gold.a": (0, 0), "gold.b": (0, 0)}) == \
+        "gold equals a full rebuild from silver, all 2 tables"
+    assert format_rebuild({"gold.a": (0, 0), "gold.b": (2, 1)}) == (
+        "gold DIFFERS from a full rebuild from silver: gold.b (2 rows only in gold, 1 only in the rebuild)")
 
 
 def test_the_sql_examples_survive_the_shell_with_their_backticks(tmp_path: Path) -> None:
