@@ -26,7 +26,7 @@ from collections import defaultdict
 import pytest
 
 from pipelines.delta_tables import read_table
-from pipelines.gold.refresh import GOLD, full_rebuild
+from pipelines.gold.refresh import GOLD, full_rebuild, row_differences
 from pipelines.validation import (
     CAUSES,
     expected_committed_offsets,
@@ -177,3 +177,13 @@ def test_a_refresh_with_no_new_silver_data_writes_nothing(run) -> None:  # type:
     # ... while the refresh of the second part did write every gold table.
     assert all(run["versions"][name] > version for name, version in run["first_versions"].items())
     assert all(n > 0 for n in run["counts"].values())
+
+
+def test_row_differences_counts_each_sides_surplus_rows_duplicates_and_nulls_included(spark) -> None:  # type: ignore[no-untyped-def]
+    schema = "g string, n int, tags array<string>"
+    left = spark.createDataFrame([("a", 1, ["x"]), ("a", 1, ["x"]), ("b", None, None), ("c", 3, [])], schema)
+    right = spark.createDataFrame([("a", 1, ["x"]), ("b", None, None), ("d", 4, ["y"]), ("e", 5, None)], schema)
+    # left has a second ("a", 1, [x]) and c; right has d and e; b (nulls) is on both sides
+    assert row_differences(left, right, ["g", "n", "tags"]) == (2, 2)
+    assert row_differences(left, left, ["g", "n", "tags"]) == (0, 0)
+    assert row_differences(left, right.limit(0), ["g"]) == (4, 0)
