@@ -164,8 +164,8 @@ def rebuild_differences(spark: SparkSession, settings: Settings) -> dict[str, tu
     """Each table of ``GOLD`` -> (rows only in the table, rows only in ``full_rebuild``'s frame of it).
 
     (0, 0) everywhere means gold as the refreshes left it is gold rebuilt from all of silver (issue 14's
-    acceptance: what ``run`` keeps current equals a rebuild); rows are compared as multisets
-    (``exceptAll``), every column. gold.consumer_lag is not in ``GOLD``: it is built from the end-offset
+    acceptance: what ``run`` keeps current equals a rebuild); rows are compared as multisets, every column
+    (``row_differences``). gold.consumer_lag is not in ``GOLD``: it is built from the end-offset
     snapshots and the commits by its own refresh.
     """
     rebuilt = full_rebuild(spark, settings)
