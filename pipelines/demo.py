@@ -228,7 +228,10 @@ def _clock(value: Any) -> str:
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    """``n`` and ``word``, in the plural unless n is 1 ("batch" -> "batches")."""
+    if n == 1:
+        return f"{n} {word}"
+    return f"{n} {word}{'es' if word.endswith(('ch', 'sh', 's', 'x')) else 's'}"
 
 
 def _member_label(member_id: str, client_id: str | None, instance_id: str | None) -> str:

@@ -15,6 +15,7 @@ from pipelines.demo import (
     DemoResult,
     GoldRows,
     ValidationOutcome,
+    _plural,
     format_group,
     format_rebuild,
     format_validation,
@@ -193,6 +194,11 @@ def test_validation_reports_pass_or_the_differences_per_scenario_and_table(tmp_p
     assert format_validation(failed) == [
         f"validation of a in {tmp_path}: FAIL (3 differences, gold.validation_diffs run_id=r2)",
         "  a gold.committed_offsets: 1 differences", "  a gold.group_generations: 2 differences"]
+
+
+def test_counts_in_progress_lines_take_the_english_plural() -> None:
+    assert [_plural(1, "batch"), _plural(2, "batch"), _plural(0, "member"), _plural(3, "time")] == [
+        "1 batch", "2 batches", "0 members", "3 times"]
 
 
 def test_the_comparison_with_a_rebuild_names_only_the_tables_that_differ_and_how() -> None:
