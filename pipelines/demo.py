@@ -396,6 +396,8 @@ MAIN_JOB_TRIGGER = "2 seconds"
 #: How long the demo lets the main job absorb what the broker wrote; then the rest is drained as ``run --once``
 #: does (the continuous query sometimes ran no batch for minutes after an empty first one: issue 14's note).
 MAIN_JOB_CATCH_UP_SECONDS = 120.0
+
+
 class MainJobThread:
     """``run_main_job`` in a thread of the demo's process, its cycles kept, stopped when gold has read far enough."""
 
@@ -476,7 +478,7 @@ def run_demo(settings: Settings, options: DemoOptions = DemoOptions(), *, broker
     from pipelines.gold.consumer_lag import refresh_consumer_lag
     from pipelines.gold.refresh import rebuild_differences, refresh_gold_tables
     from pipelines.ingest import IngestOptions, run_ingest
-    from pipelines.main_job import MainJobOptions
+    from pipelines.main_job import MainJobOptions, reached_offsets
     from pipelines.offsets_topic_source import OFFSETS_TOPIC, topic_end_offsets
     from pipelines.spark_session import build_spark_session
     from pipelines.validation import validate
@@ -536,9 +538,7 @@ def run_demo(settings: Settings, options: DemoOptions = DemoOptions(), *, broker
             if not level:  # what it had not read, as `run --once` would: drained to the end, then gold
                 drained = run_ingest(spark, settings, IngestOptions(once=True))
                 refresh_gold_tables(spark, settings)
-                reached = dict(visible[-1].end_offsets) if visible else {}
-                for batch in drained:
-                    reached.update({p: max(end, reached.get(p, end)) for p, end in batch.end_offsets.items()})
+                reached = reached_offsets(visible[-1].end_offsets if visible else {}, drained)
                 visible.append(Visibility(dt.datetime.now(dt.UTC), OFFSETS_TOPIC, reached))
                 detail.append(f"not level after {MAIN_JOB_CATCH_UP_SECONDS:.0f}s: the rest "
                               f"({sum(b.records for b in drained)} records) drained as run --once does")

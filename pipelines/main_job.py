@@ -29,7 +29,7 @@ import datetime as dt
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -95,6 +95,15 @@ def newest_record(batches: tuple[BatchReport, ...], before: dt.datetime | None) 
     return max(times) if times else None
 
 
+def reached_offsets(reached: dict[int, int], batches: Sequence[BatchReport]) -> dict[int, int]:
+    """Each partition's furthest end offset over ``reached`` and the batches' planned ends (a new dict)."""
+    merged = dict(reached)
+    for batch in batches:
+        for partition, end in batch.end_offsets.items():
+            merged[partition] = max(end, merged.get(partition, end))
+    return merged
+
+
 def age_seconds(record_time: dt.datetime | None, now: float) -> float | None:
     """Seconds from a record time (naive, as Spark returns timestamps: the local clock) to ``now`` (epoch)."""
     return None if record_time is None else max(0.0, now - record_time.timestamp())
@@ -158,9 +167,7 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
             # gold.consumer_lag is computed at snapshots (commits up to each): only a new one adds rows.
             lag_rows = refresh_consumer_lag(spark, settings).rows if snapshot == "taken" else None
             newest = newest_record(batches, newest)
-            for batch in batches:
-                for partition, end in batch.end_offsets.items():
-                    reached[partition] = max(end, reached.get(partition, end))
+            reached = reached_offsets(reached, batches)
             ended = dt.datetime.now(dt.UTC)
             on_cycle(CycleReport(batches=batches, gold_written=written, lag_rows=lag_rows, snapshot=snapshot,
                                  seconds=time.monotonic() - started, newest_visible=newest,

@@ -169,11 +169,10 @@ def rebuild_differences(spark: SparkSession, settings: Settings) -> dict[str, tu
     snapshots and the commits by its own refresh.
     """
     rebuilt = full_rebuild(spark, settings)
-    compared = [spec for spec in GOLD if spec.name in rebuilt]
     found = run_together(spark, [lambda spec=spec: row_differences(read_table(spark, settings, spec),
                                                                    rebuilt[spec.name], spec.schema.fieldNames())
-                                 for spec in compared], settings.gold.concurrent_writes)
-    return {spec.name: pair for spec, pair in zip(compared, found, strict=True)}
+                                 for spec in GOLD], settings.gold.concurrent_writes)
+    return {spec.name: pair for spec, pair in zip(GOLD, found, strict=True)}
 
 
 def row_differences(left: DataFrame, right: DataFrame, columns: list[str]) -> tuple[int, int]:

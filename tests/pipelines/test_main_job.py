@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 
 from pipelines.ingest import BatchReport
-from pipelines.main_job import CycleReport, age_seconds, newest_record
+from pipelines.main_job import CycleReport, age_seconds, newest_record, reached_offsets
 
 T0 = dt.datetime(2026, 11, 27, 10, 0, 0)
 
@@ -49,3 +49,12 @@ def test_freshness_is_the_records_age_on_the_local_clock_and_never_negative() ->
     assert age_seconds(T0, T0.timestamp() + 7.5) == 7.5
     assert age_seconds(T0, T0.timestamp() - 2.0) == 0.0  # a producer's clock ahead of ours
     assert age_seconds(None, 0.0) is None
+
+
+def test_gold_reaches_each_partitions_furthest_planned_end_and_keeps_partitions_no_batch_planned() -> None:
+    def ends(offsets: dict[int, int]) -> BatchReport:
+        return BatchReport(batch_id=0, records=0, rows_per_table={}, lost_records=0, seconds=0.0, end_offsets=offsets)
+
+    before = {0: 10, 2: 7}
+    assert reached_offsets(before, [ends({0: 12, 1: 3}), ends({0: 11, 1: 5})]) == {0: 12, 1: 5, 2: 7}
+    assert before == {0: 10, 2: 7}  # not changed in place
