@@ -296,29 +296,39 @@ class GroupScope:
 
 
 def touched_groups(changes: dict[str, SilverChanges]) -> GroupScope | None:
-    """Groups with new classic GroupMetadata records or new KIP-848 consumer-group records; None: nothing new.
+    """Groups with new classic GroupMetadata records or members, or new KIP-848 consumer-group records; None:
+    nothing new.
 
     A source read in full (first refresh, or rebuilt after a removal) recomputes every group.
+
+    Why new silver.group_members rows touch their groups although each comes with its GroupMetadata record:
+    the ingest appends a batch's group_metadata rows and then its group_members rows, two Delta commits,
+    while ``offsetlake run`` refreshes gold beside it. A refresh that read group_metadata's newest version
+    just after the first and group_members' just before the second recomputed the group without the
+    record's members, and took both versions as done: the members' rows, arriving with the next version,
+    touched nothing, and gold kept the group without them until its next record (unlike a rebuild).
     """
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
     from pipelines.gold.consumer_groups import RECORD_TYPES
 
     metadata = changes.get(group_metadata.TABLE.name)
+    members = changes.get(group_members.TABLE.name)
     records = changes.get(consumer_group_records.TABLE.name)
-    sources = [c for c in (metadata, records) if c is not None and c.rows is not None]
+    sources = [c for c in (metadata, members, records) if c is not None and c.rows is not None]
     if not sources:
         return None
     if any(c.full for c in sources):
         return GroupScope(None)
-    touched: set[tuple[str, str]] = set()
-    if metadata is not None and metadata.rows is not None:
-        touched.update((r["cluster_name"], r["group"])
-                       for r in metadata.rows.select("cluster_name", "group").distinct().collect())
+    groups = [c.rows.select("cluster_name", "group") for c in (metadata, members)
+              if c is not None and c.rows is not None]
     if records is not None and records.rows is not None:
-        from pyspark.sql import functions as F
-
-        touched.update((r["cluster_name"], r["group_id"]) for r in records.rows.filter(
-            F.col("type").isin(*RECORD_TYPES)).select("cluster_name", "group_id").distinct().collect())
-    return GroupScope(sorted(touched))
+        groups.append(records.rows.filter(F.col("type").isin(*RECORD_TYPES))
+                      .select("cluster_name", F.col("group_id").alias("group")))
+    touched = reduce(lambda a, b: a.unionByName(b), groups).distinct().collect()
+    return GroupScope(sorted((r["cluster_name"], r["group"]) for r in touched))
 
 
 def newly_named_groups(spark: SparkSession, settings: Settings, changes: dict[str, SilverChanges]
