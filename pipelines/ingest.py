@@ -186,17 +186,15 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
             for family, status, n in counts:
                 rows["quarantine" if status == "quarantined" else _FAMILY_TABLE[family]] += n
             rows["group_records"] = rows["group_metadata"] + rows["consumer_group_records"]
-            writes = (
-                (rows["offset_commits"], silver.offset_commit_rows, offset_commits.TABLE),
-                (rows["group_metadata"], silver.group_metadata_rows, group_metadata.TABLE),
-                (rows["group_metadata"], silver.group_member_rows, group_members.TABLE),
-                (rows["consumer_group_records"], silver.consumer_group_record_rows, consumer_group_records.TABLE),
-                (rows["quarantine"], silver.quarantine_rows, quarantine.TABLE),
-            )
+            added = {offset_commits.TABLE.name: rows["offset_commits"],
+                     group_metadata.TABLE.name: rows["group_metadata"],
+                     group_members.TABLE.name: rows["group_metadata"],
+                     consumer_group_records.TABLE.name: rows["consumer_group_records"],
+                     quarantine.TABLE.name: rows["quarantine"]}
             # A table with nothing to add is not written: the decode of a batch is
             # deterministic, so a replay would find nothing for it either.
-            for count, build, spec in writes:
-                if count:
+            for spec, build in silver.TABLES:
+                if added[spec.name]:
                     idempotent_append(build(decoded), settings, spec, txn, batch_id)
         finally:
             if completed is not None:

@@ -3,20 +3,24 @@
 Input is ``pipelines.decode.decode_raw_records`` output (one frame per record family)
 with ``cluster_name`` and ``ingested_at`` columns added to each; each function reads
 the family its table comes from and returns exactly the table's columns
-(``schemas/<table>.py``).
+(``schemas/<table>.py``). ``TABLES`` pairs each table with its function: the ingest writes
+them per micro-batch, ``tables_from_bronze`` derives them again from bronze.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from conf.settings import Settings
 from pipelines import decode
 from schemas import consumer_group_records, group_members, group_metadata, offset_commits, quarantine
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import Column, DataFrame, SparkSession
 
     from pipelines.decode import DecodedFamilies
+    from schemas.table_spec import TableSpec
 
 
 def _position() -> list[Column]:
@@ -141,3 +145,51 @@ def quarantine_rows(families: DecodedFamilies) -> DataFrame:
         *_position(), F.col("record_type"), F.col("value_version"), F.col("quarantine_reason").alias("reason"),
         F.col("raw_key"), F.col("raw_value"), F.col("ingested_at"),
     ).select(*quarantine.TABLE.schema.fieldNames())
+
+
+#: Each silver table the ingest writes from a micro-batch's decode, with the function that gives its rows.
+TABLES: tuple[tuple[TableSpec, Callable[[DecodedFamilies], DataFrame]], ...] = (
+    (offset_commits.TABLE, offset_commit_rows),
+    (group_metadata.TABLE, group_metadata_rows),
+    (group_members.TABLE, group_member_rows),
+    (consumer_group_records.TABLE, consumer_group_record_rows),
+    (quarantine.TABLE, quarantine_rows),
+)
+
+
+def tables_from_bronze(spark: SparkSession, settings: Settings) -> dict[str, DataFrame]:
+    """Each table of ``TABLES`` derived again from every record bronze holds, without writing (name -> rows).
+
+    Issue 14: silver can be re-derived from bronze. bronze.offsets_topic_records keeps each record's raw key
+    and value with its source position, exactly once; the same decode the ingest runs per micro-batch
+    (``decode.decode_raw_records``, with the JVM's and the Python decoders) over all of them gives the rows
+    the ingest wrote, ``ingested_at`` apart (now). So gold rebuilt from these frames
+    (``pipelines.gold.refresh.full_rebuild``) is gold rebuilt from bronze. Each cluster's records are decoded
+    with its own ``cluster_name`` (one warehouse can hold several clusters). The frames are checkpointed
+    (``localCheckpoint``): every gold table reads several of them, and the decode runs once.
+    """
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    from pipelines.delta_tables import read_table, table_exists
+    from schemas import offsets_topic_records
+
+    parts: dict[str, list[DataFrame]] = {spec.name: [] for spec, _ in TABLES}
+    if table_exists(settings, offsets_topic_records.TABLE):
+        bronze = read_table(spark, settings, offsets_topic_records.TABLE)
+        for [cluster] in bronze.select("cluster_name").distinct().collect():
+            raw = bronze.filter(F.col("cluster_name") == cluster).select(
+                "key", "value", F.col("source_topic").alias("topic"), F.col("source_partition").alias("partition"),
+                F.col("source_offset").alias("offset"), F.col("record_timestamp").alias("timestamp"))
+            # As the ingest does: the JVM's pass once, then Python only for the families where it left rows.
+            stage = decode.first_stage(raw).localCheckpoint()
+            pending = {row[decode.FAMILY] for row in decode.stage_counts(stage).filter(decode.PENDING).collect()}
+            decoded = decode.complete(decode.families(stage), pending).map(
+                lambda frame, cluster=cluster: frame.withColumns(
+                    {"cluster_name": F.lit(cluster), "ingested_at": F.current_timestamp()}))
+            for spec, rows in TABLES:
+                parts[spec.name].append(rows(decoded))
+    return {spec.name: (reduce(lambda a, b: a.unionByName(b), parts[spec.name]) if parts[spec.name]
+                        else spark.createDataFrame([], spec.schema)).localCheckpoint()
+            for spec, _ in TABLES}

@@ -175,6 +175,15 @@ def scenario_warehouse(background_builds: BackgroundBuilds):  # type: ignore[no-
 
 
 @pytest.fixture(scope="session")
+def scenario_silver_from_bronze(spark, scenario_warehouse):  # type: ignore[no-untyped-def]
+    """The scenario warehouse's silver tables derived again from its bronze (``pipelines.silver.tables_from_bronze``):
+    decoded once for tests/pipelines/test_silver.py and the rebuild from bronze in gold/test_refresh.py."""
+    from pipelines.silver import tables_from_bronze
+
+    return tables_from_bronze(spark, scenario_warehouse["settings"])
+
+
+@pytest.fixture(scope="session")
 def maintained_warehouse(background_builds: BackgroundBuilds):  # type: ignore[no-untyped-def]
     """One group's batches, gold, OPTIMIZE and VACUUM, more batches (tests/pipelines/maintained_warehouse.py)."""
     return background_builds.result("maintained_warehouse")

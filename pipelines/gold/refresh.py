@@ -142,33 +142,43 @@ def group_tables(metadata: DataFrame, members: DataFrame, settings: Settings,
     return {**frames, rebalance_events_schema.TABLE.name: events}
 
 
-def full_rebuild(spark: SparkSession, settings: Settings) -> dict[str, DataFrame]:
-    """Every gold table computed from all of silver, without writing: the reference for incremental runs."""
+def full_rebuild(spark: SparkSession, settings: Settings, silver: dict[str, DataFrame] | None = None
+                 ) -> dict[str, DataFrame]:
+    """Every gold table computed from all of silver, without writing: the reference for incremental runs.
+
+    ``silver``: the silver tables' rows to build from (table name -> rows, e.g. ``pipelines.silver.
+    tables_from_bronze``: gold rebuilt from bronze); None: the tables as the ingest wrote them. silver.topic_names
+    (the end-offset snapshots' topic ids, not from ``__consumer_offsets``) is always read as it is.
+    """
     from pipelines.gold.committed_offsets import committed_offsets
     from pipelines.gold.consumer_groups import consumer_group_tables, has_consumer_groups
     from pipelines.gold.offset_commit_rate import offset_commit_rate
     from pipelines.topic_names import topic_names as named_topic_ids
 
-    commits = read_table(spark, settings, offset_commits.TABLE)
-    records = read_table(spark, settings, consumer_group_records.TABLE)
+    def rows(spec: TableSpec) -> DataFrame:
+        return silver[spec.name] if silver is not None else read_table(spark, settings, spec)
+
+    commits = rows(offset_commits.TABLE)
+    records = rows(consumer_group_records.TABLE)
     named = named_topic_ids(spark, settings)
     consumer = (consumer_group_tables(records, [commits, *([named] if named is not None else [])])
                 if has_consumer_groups(records) else None)
-    frames = group_tables(read_table(spark, settings, group_metadata.TABLE),
-                          read_table(spark, settings, group_members.TABLE), settings, consumer, commits)
+    frames = group_tables(rows(group_metadata.TABLE), rows(group_members.TABLE), settings, consumer, commits)
     return {committed_offsets_schema.TABLE.name: committed_offsets(commits),
             offset_commit_rate_schema.TABLE.name: offset_commit_rate(commits), **frames}
 
 
-def rebuild_differences(spark: SparkSession, settings: Settings) -> dict[str, tuple[int, int]]:
+def rebuild_differences(spark: SparkSession, settings: Settings, silver: dict[str, DataFrame] | None = None
+                        ) -> dict[str, tuple[int, int]]:
     """Each table of ``GOLD`` -> (rows only in the table, rows only in ``full_rebuild``'s frame of it).
 
-    (0, 0) everywhere means gold as the refreshes left it is gold rebuilt from all of silver (issue 14's
-    acceptance: what ``run`` keeps current equals a rebuild); rows are compared as multisets, every column
-    (``row_differences``). gold.consumer_lag is not in ``GOLD``: it is built from the end-offset
-    snapshots and the commits by its own refresh.
+    (0, 0) everywhere means gold as the refreshes left it is gold rebuilt from all of silver -- or from the
+    given ``silver`` rows, e.g. silver derived again from bronze's raw records (``pipelines.silver.
+    tables_from_bronze``: issue 14's acceptance, what ``run`` keeps current equals a rebuild from bronze).
+    Rows are compared as multisets, every column (``row_differences``). gold.consumer_lag is not in ``GOLD``:
+    it is built from the end-offset snapshots and the commits by its own refresh.
     """
-    rebuilt = full_rebuild(spark, settings)
+    rebuilt = full_rebuild(spark, settings, silver)
     found = run_together(spark, [lambda spec=spec: row_differences(read_table(spark, settings, spec),
                                                                    rebuilt[spec.name], spec.schema.fieldNames())
                                  for spec in GOLD], settings.gold.concurrent_writes)

@@ -203,9 +203,9 @@ def test_counts_in_progress_lines_take_the_english_plural() -> None:
 
 def test_the_comparison_with_a_rebuild_names_only_the_tables_that_differ_and_how() -> None:
     assert format_rebuild({"gold.a": (0, 0), "gold.b": (0, 0)}) == \
-        "gold equals a full rebuild from silver, all 2 tables"
+        "gold equals a full rebuild from bronze, all 2 tables"
     assert format_rebuild({"gold.a": (0, 0), "gold.b": (2, 1)}) == (
-        "gold DIFFERS from a full rebuild from silver: gold.b (2 rows only in gold, 1 only in the rebuild)")
+        "gold DIFFERS from a full rebuild from bronze: gold.b (2 rows only in gold, 1 only in the rebuild)")
 
 
 def test_the_sql_examples_survive_the_shell_with_their_backticks(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from collections import defaultdict
 import pytest
 
 from pipelines.delta_tables import read_table
-from pipelines.gold.refresh import GOLD, full_rebuild, row_differences
+from pipelines.gold.refresh import GOLD, full_rebuild, rebuild_differences, row_differences
 from pipelines.validation import (
     CAUSES,
     expected_committed_offsets,
@@ -169,6 +169,12 @@ def test_rebalance_events_have_one_row_per_new_generation_and_flag_storms(run) -
 def test_refreshing_incrementally_gives_the_same_tables_as_a_full_rebuild(run) -> None:  # type: ignore[no-untyped-def]
     for spec in GOLD:
         assert sorted(run["gold"][spec.name], key=repr) == sorted(run["full"][spec.name], key=repr), spec.name
+
+
+def test_gold_equals_a_full_rebuild_from_the_raw_records_in_bronze(  # type: ignore[no-untyped-def]
+        spark, scenario_warehouse, scenario_silver_from_bronze) -> None:
+    differences = rebuild_differences(spark, scenario_warehouse["settings"], scenario_silver_from_bronze)
+    assert differences == {spec.name: (0, 0) for spec in GOLD}
 
 
 def test_a_refresh_with_no_new_silver_data_writes_nothing(run) -> None:  # type: ignore[no-untyped-def]
