@@ -8,10 +8,10 @@ import datetime as dt
 
 import pytest
 
-from pipelines.delta_tables import ensure_table, idempotent_append, read_table, table_path
-from pipelines.gold.refresh import latest_version, refresh_gold_tables, silver_changes
+from pipelines.delta_tables import ensure_table, idempotent_append, table_path
+from pipelines.gold.refresh import GroupScope, SilverChanges, latest_version, silver_changes, touched_groups
 from pipelines.ingest import ensure_tables
-from schemas import group_members, group_metadata, offset_commits, partition_assignments
+from schemas import group_members, group_metadata, offset_commits
 from schemas.table_spec import CHANGE_DATA_FEED
 from tests.pipelines.gold.classic_history import silver_frames
 
@@ -91,16 +91,12 @@ def test_a_table_from_before_the_change_data_feed_gains_it_and_older_versions_ar
     assert not since_before.full and offsets_of(since_before) == [2]
 
 
-def test_members_appended_after_their_record_was_refreshed_still_reach_gold(spark, settings) -> None:  # type: ignore[no-untyped-def]
+def test_new_members_alone_touch_their_group_as_their_record_does(spark) -> None:  # type: ignore[no-untyped-def]
     # The ingest appends a batch's GroupMetadata rows, then their members (two Delta commits), while `run`
-    # refreshes gold beside it: a refresh can see the record without its members.
-    ensure_tables(spark, settings)
+    # refreshes gold beside it: a refresh can see the record without its members, and the next one only the
+    # members; it must recompute their group.
     metadata, members = silver_frames(spark, [("g", 0, 1, 2, 1, [("a", None, "t", [0]), ("b", None, "t", [1])])])
-    idempotent_append(metadata, settings, group_metadata.TABLE, "test", 0)
-    refresh_gold_tables(spark, settings)  # generation 1 without its members yet
-    idempotent_append(members, settings, group_members.TABLE, "test", 0)
-    refresh_gold_tables(spark, settings)
-
-    assignments = read_table(spark, settings, partition_assignments.TABLE)
-    assert sorted((r["member_id"], r["generation"], r["partition"]) for r in assignments.collect()) == [
-        ("a", 1, 0), ("b", 1, 1)]
+    assert touched_groups({group_members.TABLE.name: SilverChanges(7, members, full=False)}) == GroupScope([("c", "g")])
+    assert touched_groups({group_metadata.TABLE.name: SilverChanges(7, metadata, full=False)}) == GroupScope(
+        [("c", "g")])
+    assert touched_groups({group_members.TABLE.name: SilverChanges(7, None, full=False)}) is None
