@@ -4,10 +4,11 @@ Issue 14's acceptance names two latencies, measured while ``offsetlake run`` run
 to its row in ``gold.committed_offsets``, and from a rebalance's GroupMetadata record to its row in
 ``gold.rebalance_events``. Both are measured from the record's append time on the broker (silver's
 ``record_timestamp``, Kafka's LogAppendTime for ``__consumer_offsets``: the coordinator appends the commit
-as it answers the client) to the end of the main job's cycle whose gold refresh first included it
-(``Visibility``: the cycle's end time and the source offsets its micro-batches had reached). The refresh
-commits each gold table before the cycle ends, so this is an upper bound by at most the cycle's last
-write.
+as it answers the client) to the moment the main job's cycle whose gold refresh first included it committed
+the table (``Visibility``: the source offsets the cycle's micro-batches had reached, when the refresh
+committed each table it wrote, and when the cycle ended). A refresh writes the commit tables first, then the
+group tables; until 2026-11-27 every table counted as visible at the cycle's end, after the group tables,
+which overstated the commits' latency by the group tables' writes whenever a cycle had group records.
 
 A rebalance's row appears when the record that ends it is read -- the GroupMetadata record of the new
 generation, whose append time is ``stable_at`` -- so a rebalance's latency is measured from that record.
@@ -19,12 +20,12 @@ Spark does the join (any number of records; the cycles are few and broadcast); t
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from conf.settings import Settings
 from pipelines.delta_tables import read_table
-from schemas import group_metadata, offset_commits, rebalance_events
+from schemas import committed_offsets, group_metadata, offset_commits, rebalance_events
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -32,11 +33,21 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Visibility:
-    """After a cycle ending at ``at`` (aware, UTC), gold holds every record of ``source_topic`` below these offsets."""
+    """After a cycle ending at ``at`` (aware, UTC), gold holds every record of ``source_topic`` below these offsets.
+
+    ``tables_at``: when the cycle's refresh committed each gold table it wrote (aware, UTC), from which
+    readers saw that table's rows of those records; a table not in it (not written, or not known) counts
+    from ``at``.
+    """
 
     at: dt.datetime
     source_topic: str
     end_offsets: dict[int, int]  # partition -> first offset not yet read
+    tables_at: dict[str, dt.datetime] = field(default_factory=dict)
+
+    def visible_at(self, table: str | None) -> dt.datetime:
+        """When ``table`` (None: gold as a whole) showed this cycle's records."""
+        return self.tables_at.get(table, self.at) if table is not None else self.at
 
 
 @dataclass(frozen=True)
@@ -52,15 +63,18 @@ class Latency:
         return f"p50 {self.p50:.1f}s, p95 {self.p95:.1f}s, max {self.max:.1f}s over {self.records:,} records"
 
 
-def visibility_frame(spark: SparkSession, cycles: list[Visibility]) -> DataFrame:
-    """(source_topic, source_partition, reached, visible_at): one row per cycle and partition."""
-    rows = [(c.source_topic, partition, end, c.at) for c in cycles for partition, end in c.end_offsets.items()]
+def visibility_frame(spark: SparkSession, cycles: list[Visibility], table: str | None = None) -> DataFrame:
+    """(source_topic, source_partition, reached, visible_at): one row per cycle and partition; ``visible_at``
+    is when ``table`` showed the cycle's records (``Visibility.visible_at``)."""
+    rows = [(c.source_topic, partition, end, c.visible_at(table)) for c in cycles
+            for partition, end in c.end_offsets.items()]
     return spark.createDataFrame(rows, "source_topic string, source_partition int, reached long, visible_at timestamp")
 
 
 def first_visible(records: DataFrame, cycles: DataFrame) -> DataFrame:
-    """``records`` (with source_topic, source_partition, source_offset, since) and ``visible_at``: the end of the
-    first cycle whose batches had read past the record; records no cycle reached are left out."""
+    """``records`` (with source_topic, source_partition, source_offset, since) and ``visible_at``: the earliest
+    ``visible_at`` of the cycles whose batches had read past the record (the first such cycle's); records no
+    cycle reached are left out."""
     from pyspark.sql import functions as F
 
     joined = records.join(F.broadcast(cycles), ["source_topic", "source_partition"]).filter(
@@ -80,17 +94,17 @@ def latency(frame: DataFrame) -> Latency:
 
 
 def commit_latency(spark: SparkSession, settings: Settings, cycles: list[Visibility]) -> Latency:
-    """From each commit record's append time to the cycle that put it in gold.committed_offsets."""
+    """From each commit record's append time to the refresh that put it in gold.committed_offsets."""
     from pyspark.sql import functions as F
 
     commits = read_table(spark, settings, offset_commits.TABLE).filter(
         (F.col("cluster_name") == settings.cluster_name) & ~F.col("is_tombstone")).select(
         "source_topic", "source_partition", "source_offset", F.col("record_timestamp").alias("since"))
-    return latency(first_visible(commits, visibility_frame(spark, cycles)))
+    return latency(first_visible(commits, visibility_frame(spark, cycles, committed_offsets.TABLE.name)))
 
 
 def rebalance_latency(spark: SparkSession, settings: Settings, cycles: list[Visibility]) -> Latency:
-    """From the record that ends each rebalance (``stable_at``) to the cycle that put it in gold.rebalance_events."""
+    """From the record that ends each rebalance (``stable_at``) to the refresh that put it in gold.rebalance_events."""
     from pyspark.sql import functions as F
 
     events = read_table(spark, settings, rebalance_events.TABLE).filter(
@@ -102,4 +116,4 @@ def rebalance_latency(spark: SparkSession, settings: Settings, cycles: list[Visi
     # The record of each event: the group's GroupMetadata record appended at stable_at (the first, if several).
     ending = events.join(records, ["group", "since"]).groupBy("group", "since", "source_topic", "source_partition") \
         .agg(F.min("source_offset").alias("source_offset"))
-    return latency(first_visible(ending, visibility_frame(spark, cycles)))
+    return latency(first_visible(ending, visibility_frame(spark, cycles, rebalance_events.TABLE.name)))

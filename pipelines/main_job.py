@@ -104,6 +104,11 @@ def reached_offsets(reached: dict[int, int], batches: Sequence[BatchReport]) -> 
     return merged
 
 
+def stamp(into: dict[str, dt.datetime]) -> Callable[[tuple[str, ...]], None]:
+    """A refresh's ``on_written``: the time (aware, UTC) each table was committed, kept in ``into``."""
+    return lambda tables: into.update(dict.fromkeys(tables, dt.datetime.now(dt.UTC)))
+
+
 def age_seconds(record_time: dt.datetime | None, now: float) -> float | None:
     """Seconds from a record time (naive, as Spark returns timestamps: the local clock) to ``now`` (epoch)."""
     return None if record_time is None else max(0.0, now - record_time.timestamp())
@@ -163,7 +168,9 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
             if not batches and snapshot is None:
                 continue
             # A batch can read nothing (Spark plans one when it first sees a partition): silver is unchanged.
-            written = refresh_gold_tables(spark, settings) if any(b.records for b in batches) else None
+            tables_at: dict[str, dt.datetime] = {}  # when the refresh committed each table it wrote
+            written = (refresh_gold_tables(spark, settings, on_written=stamp(tables_at))
+                       if any(b.records for b in batches) else None)
             # gold.consumer_lag is computed at snapshots (commits up to each): only a new one adds rows.
             lag_rows = refresh_consumer_lag(spark, settings).rows if snapshot == "taken" else None
             newest = newest_record(batches, newest)
@@ -172,7 +179,7 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
             on_cycle(CycleReport(batches=batches, gold_written=written, lag_rows=lag_rows, snapshot=snapshot,
                                  seconds=time.monotonic() - started, newest_visible=newest,
                                  freshness=age_seconds(newest, ended.timestamp()),
-                                 visibility=Visibility(ended, options.ingest.topic, dict(reached))))
+                                 visibility=Visibility(ended, options.ingest.topic, dict(reached), tables_at)))
     finally:
         stopping.set()
         thread.join()

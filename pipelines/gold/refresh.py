@@ -30,6 +30,7 @@ current version instead.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -202,20 +203,26 @@ def row_differences(left: DataFrame, right: DataFrame, columns: list[str]) -> tu
     return int(row["left"] or 0), int(row["right"] or 0)
 
 
-def refresh_gold(spark: SparkSession, settings: Settings) -> dict[str, int]:
-    """Bring every gold table up to date with silver; return each gold table's row count."""
-    refresh_gold_tables(spark, settings)
+def refresh_gold(spark: SparkSession, settings: Settings,
+                 on_written: Callable[[tuple[str, ...]], None] = lambda tables: None) -> dict[str, int]:
+    """Bring every gold table up to date with silver; return each gold table's row count.
+
+    ``on_written``: as for ``refresh_gold_tables``."""
+    refresh_gold_tables(spark, settings, on_written)
     counts = run_together(spark, [lambda spec=spec: read_table(spark, settings, spec).count() for spec in GOLD],
                           settings.gold.concurrent_writes)
     return {spec.name: count for spec, count in zip(GOLD, counts, strict=True)}
 
 
-def refresh_gold_tables(spark: SparkSession, settings: Settings) -> tuple[str, ...]:
+def refresh_gold_tables(spark: SparkSession, settings: Settings,
+                        on_written: Callable[[tuple[str, ...]], None] = lambda tables: None) -> tuple[str, ...]:
     """Bring every gold table up to date with silver; return the names of the gold tables written.
 
     ``refresh_gold`` without the closing row counts, which cost about 3 s even on a small warehouse (seven
     count jobs; bench/gold.py's data at 2,000 commits, 2026-11-27): ``offsetlake run``'s loop calls this
-    after every few micro-batches, where those seconds are freshness.
+    after every few micro-batches, where those seconds are freshness. ``on_written`` is called with the
+    tables of each step as soon as that step has committed them (the commit tables, then the group tables):
+    readers see them from then on, before the refresh ends (``pipelines/freshness.py`` measures from then).
     """
     from pyspark.sql import functions as F
 
@@ -245,6 +252,8 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings) -> tuple[str, .
         run_together(spark, [lambda: merge_commits(spark, settings, commits.rows),
                              lambda: merge_rates(spark, settings, commits.rows, silver_commits)],
                      settings.gold.concurrent_writes)
+    if written:
+        on_written(tuple(written))
 
     scope = with_groups(touched_groups(changes), newly_named_groups(spark, settings, changes))
     if scope is not None and scope.groups != []:
@@ -288,6 +297,7 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings) -> tuple[str, .
         run_together(spark, [lambda spec=spec: replace_groups(settings, spec, frames[spec.name], groups)
                       for spec in GROUP_TABLES], settings.gold.concurrent_writes)
         written += [spec.name for spec in GROUP_TABLES]
+        on_written(tuple(spec.name for spec in GROUP_TABLES))
 
     if changes:
         now = dt.datetime.now(dt.UTC).replace(tzinfo=None)

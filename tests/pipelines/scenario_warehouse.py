@@ -57,9 +57,10 @@ def build_scenario_warehouse(spark: Any, broker: Any, base_settings: Any, root: 
     produce_records(settings.kafka.librdkafka_config(), topic,
                     [rec for name, r in results.items() for rec in r.records[cut[name]:]])
     run_ingest(spark, settings, IngestOptions(topic=topic, once=True))
-    counts = refresh_gold(spark, settings)
+    steps: list[tuple[str, ...]] = []  # the tables of each step, as the refresh committed them
+    counts = refresh_gold(spark, settings, on_written=steps.append)
     versions = {spec.name: gold_version(spark, settings, spec) for spec in GOLD}
     again = refresh_gold(spark, settings)
     return {"settings": settings, "topic": topic, "results": results, "first_versions": first_versions,
-            "counts": counts, "versions": versions, "again": again,
+            "counts": counts, "versions": versions, "again": again, "written_steps": steps,
             "versions_after": {spec.name: gold_version(spark, settings, spec) for spec in GOLD}}

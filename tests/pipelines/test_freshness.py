@@ -40,6 +40,22 @@ def test_a_record_stamped_after_the_cycle_that_showed_it_counts_as_zero_not_nega
     assert latency(seen) == Latency(records=1, p50=0.0, p95=0.0, max=0.0)
 
 
+def test_a_record_counts_as_visible_when_the_cycle_committed_the_table_asked_about_else_at_the_cycles_end(
+        spark) -> None:  # type: ignore[no-untyped-def]
+    records = spark.createDataFrame([("t", 0, 0, at(1)), ("t", 0, 1, at(11))],
+                                    "source_topic string, source_partition int, source_offset long, since timestamp")
+    cycles = [Visibility(at(10), "t", {0: 1}, {"gold.committed_offsets": at(4), "gold.rebalance_events": at(9)}),
+              Visibility(at(30), "t", {0: 2}, {"gold.committed_offsets": at(15)})]
+
+    def seconds_to_visible(table: str | None) -> list[float]:
+        seen = first_visible(records, visibility_frame(spark, cycles, table))
+        return [r["visible_at"].timestamp() - T0.timestamp() for r in seen.orderBy("source_offset").collect()]
+
+    assert seconds_to_visible("gold.committed_offsets") == [4, 15]
+    assert seconds_to_visible("gold.rebalance_events") == [9, 30]  # the second cycle did not write it
+    assert seconds_to_visible(None) == [10, 30]
+
+
 def test_no_record_reads_as_no_records() -> None:
     assert Latency(records=0, p50=None, p95=None, max=None).text() == "no records"
     assert Latency(records=3, p50=1.0, p95=2.04, max=2.5).text() == "p50 1.0s, p95 2.0s, max 2.5s over 3 records"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 
 from pipelines.ingest import BatchReport
-from pipelines.main_job import CycleReport, age_seconds, newest_record, reached_offsets
+from pipelines.main_job import CycleReport, age_seconds, newest_record, reached_offsets, stamp
 
 T0 = dt.datetime(2026, 11, 27, 10, 0, 0)
 
@@ -58,3 +58,12 @@ def test_gold_reaches_each_partitions_furthest_planned_end_and_keeps_partitions_
     before = {0: 10, 2: 7}
     assert reached_offsets(before, [ends({0: 12, 1: 3}), ends({0: 11, 1: 5})]) == {0: 12, 1: 5, 2: 7}
     assert before == {0: 10, 2: 7}  # not changed in place
+
+
+def test_a_refresh_step_stamps_each_table_it_committed_with_the_time_in_utc() -> None:
+    stamped: dict[str, dt.datetime] = {"gold.x": T0}
+    before = dt.datetime.now(dt.UTC)
+    stamp(stamped)(("gold.a", "gold.b"))
+    after = dt.datetime.now(dt.UTC)
+    assert stamped["gold.x"] == T0 and set(stamped) == {"gold.x", "gold.a", "gold.b"}
+    assert before <= stamped["gold.a"] == stamped["gold.b"] <= after

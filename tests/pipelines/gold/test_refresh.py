@@ -185,6 +185,12 @@ def test_a_refresh_with_no_new_silver_data_writes_nothing(run) -> None:  # type:
     assert all(n > 0 for n in run["counts"].values())
 
 
+def test_an_incremental_refresh_says_when_the_commit_tables_then_the_group_tables_are_committed(run) -> None:  # type: ignore[no-untyped-def]
+    assert run["written_steps"] == [("gold.committed_offsets", "gold.offset_commit_rate"),
+                                    ("gold.group_generations", "gold.group_membership", "gold.partition_assignments",
+                                     "gold.group_state_history", "gold.rebalance_events")]
+
+
 def test_row_differences_counts_each_sides_surplus_rows_duplicates_and_nulls_included(spark) -> None:  # type: ignore[no-untyped-def]
     schema = "g string, n int, tags array<string>"
     left = spark.createDataFrame([("a", 1, ["x"]), ("a", 1, ["x"]), ("b", None, None), ("c", 3, [])], schema)
