@@ -179,8 +179,7 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
                 completed = DecodedFamilies(**{name: frame.persist() if name in pending else frame
                                                for name, frame in completed.frames().items()})
                 counts = [(r["family"], r["status"], r["count"]) for r in family_counts(completed).collect()]
-            decoded = completed.map(
-                lambda frame: frame.withColumns({"cluster_name": F.lit(settings.cluster_name), "ingested_at": now}))
+            decoded = silver.for_cluster(completed, settings.cluster_name, now)
             # The rows each table gets (decoded, or quarantined whatever the family).
             rows = {"offset_commits": 0, "group_metadata": 0, "consumer_group_records": 0, "quarantine": 0}
             for family, status, n in counts:

@@ -23,6 +23,15 @@ if TYPE_CHECKING:
     from schemas.table_spec import TableSpec
 
 
+def for_cluster(families: DecodedFamilies, cluster_name: str, ingested_at: Column) -> DecodedFamilies:
+    """``families`` with the two columns every silver row carries beside its decode: the cluster the records
+    were read from and when they were ingested."""
+    from pyspark.sql import functions as F
+
+    return families.map(lambda frame: frame.withColumns({"cluster_name": F.lit(cluster_name),
+                                                         "ingested_at": ingested_at}))
+
+
 def _position() -> list[Column]:
     from pyspark.sql import functions as F
 
@@ -161,12 +170,13 @@ def tables_from_bronze(spark: SparkSession, settings: Settings) -> dict[str, Dat
     """Each table of ``TABLES`` derived again from every record bronze holds, without writing (name -> rows).
 
     Issue 14: silver can be re-derived from bronze. bronze.offsets_topic_records keeps each record's raw key
-    and value with its source position, exactly once; the same decode the ingest runs per micro-batch
-    (``decode.decode_raw_records``, with the JVM's and the Python decoders) over all of them gives the rows
-    the ingest wrote, ``ingested_at`` apart (now). So gold rebuilt from these frames
-    (``pipelines.gold.refresh.full_rebuild``) is gold rebuilt from bronze. Each cluster's records are decoded
-    with its own ``cluster_name`` (one warehouse can hold several clusters). The frames are checkpointed
-    (``localCheckpoint``): every gold table reads several of them, and the decode runs once.
+    and value with its source position, exactly once; the same decode the ingest runs per micro-batch (the
+    JVM's first stage once, then the Python decoders only for the families where it left rows; ingest's
+    ``write_batch``) over all of them gives the rows the ingest wrote, ``ingested_at`` apart (now). So gold
+    rebuilt from these frames (``pipelines.gold.refresh.full_rebuild``) is gold rebuilt from bronze. Each
+    cluster's records are decoded with its own ``cluster_name`` (one warehouse can hold several clusters). The
+    frames are checkpointed (``localCheckpoint``): every gold table reads several of them, and the decode runs
+    once.
     """
     from functools import reduce
 
@@ -185,9 +195,7 @@ def tables_from_bronze(spark: SparkSession, settings: Settings) -> dict[str, Dat
             # As the ingest does: the JVM's pass once, then Python only for the families where it left rows.
             stage = decode.first_stage(raw).localCheckpoint()
             pending = {row[decode.FAMILY] for row in decode.stage_counts(stage).filter(decode.PENDING).collect()}
-            decoded = decode.complete(decode.families(stage), pending).map(
-                lambda frame, cluster=cluster: frame.withColumns(
-                    {"cluster_name": F.lit(cluster), "ingested_at": F.current_timestamp()}))
+            decoded = for_cluster(decode.complete(decode.families(stage), pending), cluster, F.current_timestamp())
             for spec, rows in TABLES:
                 parts[spec.name].append(rows(decoded))
     return {spec.name: (reduce(lambda a, b: a.unionByName(b), parts[spec.name]) if parts[spec.name]

@@ -241,19 +241,19 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
     written: list[str] = []
     commits = changes.get(offset_commits.TABLE.name)
     if commits is not None and commits.rows is not None:
-        written += [committed_offsets_schema.TABLE.name, offset_commit_rate_schema.TABLE.name]
-    if commits is not None and commits.rows is not None and commits.full:
-        replace_groups(settings, committed_offsets_schema.TABLE, committed_offsets(commits.rows), None)
-        replace_groups(settings, offset_commit_rate_schema.TABLE, offset_commit_rate(commits.rows), None)
-    elif commits is not None and commits.rows is not None:
-        # Two tables, two MERGEs that read the same (checkpointed) changes: side by side, as the group tables
-        # below (on 2,000 commits each MERGE took 3-4 s, mostly Delta's fixed cost of a MERGE; 2026-11-27).
-        silver_commits = _read_version(spark, settings, offset_commits.TABLE, commits.version)
-        run_together(spark, [lambda: merge_commits(spark, settings, commits.rows),
-                             lambda: merge_rates(spark, settings, commits.rows, silver_commits)],
-                     settings.gold.concurrent_writes)
-    if written:
-        on_written(tuple(written))
+        if commits.full:
+            replace_groups(settings, committed_offsets_schema.TABLE, committed_offsets(commits.rows), None)
+            replace_groups(settings, offset_commit_rate_schema.TABLE, offset_commit_rate(commits.rows), None)
+        else:
+            # Two tables, two MERGEs that read the same (checkpointed) changes: side by side, as the group tables
+            # below (on 2,000 commits each MERGE took 3-4 s, mostly Delta's fixed cost of a MERGE; 2026-11-27).
+            silver_commits = _read_version(spark, settings, offset_commits.TABLE, commits.version)
+            run_together(spark, [lambda: merge_commits(spark, settings, commits.rows),
+                                 lambda: merge_rates(spark, settings, commits.rows, silver_commits)],
+                         settings.gold.concurrent_writes)
+        commit_tables = (committed_offsets_schema.TABLE.name, offset_commit_rate_schema.TABLE.name)
+        on_written(commit_tables)
+        written += commit_tables
 
     scope = with_groups(touched_groups(changes), newly_named_groups(spark, settings, changes))
     if scope is not None and scope.groups != []:
