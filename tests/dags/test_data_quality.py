@@ -23,7 +23,7 @@ from pipelines.delta_tables import read_table, table_path
 from quality.checkpoint import SUITES, select_suites
 from schemas import committed_offsets
 
-pytestmark = [pytest.mark.broker, pytest.mark.spark]
+pytestmark = [pytest.mark.broker, pytest.mark.spark, pytest.mark.long]
 
 
 CHECKED = ["gold.committed_offsets"]

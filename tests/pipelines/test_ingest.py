@@ -229,6 +229,7 @@ def test_two_clusters_share_a_warehouse_with_their_own_checkpoints_and_tagged_ro
     assert {r["cluster_name"]: r["count"] for r in rows} == {"east": 3, "west": 3}
 
 
+@pytest.mark.long
 def test_killing_the_ingest_mid_batch_again_and_again_loses_and_duplicates_nothing_and_the_main_job_brings_gold_level(
         spark, settings_for, tmp_path) -> None:
     """Two ``kill -9``s (one before any batch is committed, one after), then the main job run continuously to the end.
