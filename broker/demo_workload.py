@@ -89,6 +89,11 @@ class DemoGroups:
     def lagging(self) -> str:
         return f"{self.prefix}-lagging"
 
+    @property
+    def steady(self) -> str:
+        """Not a scenario: the group that commits throughout the demo (``SteadyCommitter``)."""
+        return f"{self.prefix}-steady"
+
     def all(self) -> list[str]:
         return [self.scale_out, self.crash, self.graceful_leave, self.static_restart, self.cooperative,
                 self.kip848, self.lagging]
@@ -211,6 +216,68 @@ class Member:
         """``close()``: a dynamic member sends LeaveGroup; a static one does not (KIP-345)."""
         if not self.closed:
             self.closed = True
+            self.consumer.close()
+
+
+class SteadyCommitter:
+    """A group that commits its offsets on ``topic`` every ``every`` seconds, in a thread, until ``stop``.
+
+    What a production cluster always has: commits arriving while ``offsetlake run`` is up. The demo starts
+    it beside the main job so that the job is warm (its first batches and gold refresh done) before the
+    scripted groups start, and so that freshness can be measured in steady state rather than from the
+    job's start. No subscription: the offsets are committed with explicit positions (a "simple" group,
+    generation -1, as kafka-consumer-groups --reset-offsets does), so the group never rebalances; each
+    commit request writes one OffsetCommit record per partition, whether or not the offset moved
+    (the coordinator appends every commit it accepts).
+    """
+
+    def __init__(self, client_config: dict[str, Any], topic: str, partitions: int, group: str,
+                 every: float = 1.0) -> None:
+        from confluent_kafka import Consumer
+
+        self.topic, self.partitions, self.group, self.every = topic, partitions, group, every
+        self.consumer = Consumer({**client_config, "group.id": group, "enable.auto.commit": False})
+        self.commits = 0
+        self.error: BaseException | None = None
+        self._closed = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="demo-steady-committer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from confluent_kafka import TopicPartition
+
+        try:
+            while not self._stop.is_set():
+                ends = [self.consumer.get_watermark_offsets(TopicPartition(self.topic, p), timeout=10)[1]
+                        for p in range(self.partitions)]
+                self.consumer.commit(offsets=[TopicPartition(self.topic, p, end) for p, end in enumerate(ends)],
+                                     asynchronous=False)
+                self.commits += 1
+                self._stop.wait(self.every)
+        except BaseException as exc:  # noqa: BLE001 - reported by stop()
+            self.error = exc
+
+    def stop(self) -> int:
+        """Stop committing and close the consumer (idempotent); the number of commit requests made.
+        Raises what made the thread stop early, if anything did."""
+        self._close()
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise RuntimeError(f"the steady group {self.group} stopped committing: {error}") from error
+        return self.commits
+
+    def __enter__(self) -> SteadyCommitter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        if not self._closed:
+            self._closed = True
             self.consumer.close()
 
 

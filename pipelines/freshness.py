@@ -82,10 +82,13 @@ def first_visible(records: DataFrame, cycles: DataFrame) -> DataFrame:
     return joined.groupBy(*records.columns).agg(F.min("visible_at").alias("visible_at"))
 
 
-def latency(frame: DataFrame) -> Latency:
-    """p50/p95/max of ``visible_at - since`` in seconds, negative ones (clock skew) counted as 0."""
+def latency(frame: DataFrame, after: dt.datetime | None = None) -> Latency:
+    """p50/p95/max of ``visible_at - since`` in seconds, negative ones (clock skew) counted as 0; only rows whose
+    ``since`` is at or after ``after`` (aware) when it is given."""
     from pyspark.sql import functions as F
 
+    if after is not None:
+        frame = frame.filter(F.unix_micros("since") >= int(after.timestamp() * 1_000_000))
     seconds = F.greatest(F.lit(0.0), (F.unix_micros("visible_at") - F.unix_micros("since")) / 1e6)
     row = frame.select(seconds.alias("s")).agg(
         F.count("*").alias("n"), F.percentile("s", 0.5).alias("p50"), F.percentile("s", 0.95).alias("p95"),
@@ -93,18 +96,22 @@ def latency(frame: DataFrame) -> Latency:
     return Latency(row["n"], row["p50"], row["p95"], row["max"])
 
 
-def commit_latency(spark: SparkSession, settings: Settings, cycles: list[Visibility]) -> Latency:
-    """From each commit record's append time to the refresh that put it in gold.committed_offsets."""
+def commit_latency(spark: SparkSession, settings: Settings, cycles: list[Visibility],
+                   after: dt.datetime | None = None) -> Latency:
+    """From each commit record's append time to the refresh that put it in gold.committed_offsets (records
+    appended at or after ``after`` only, when given: e.g. once the job is warm)."""
     from pyspark.sql import functions as F
 
     commits = read_table(spark, settings, offset_commits.TABLE).filter(
         (F.col("cluster_name") == settings.cluster_name) & ~F.col("is_tombstone")).select(
         "source_topic", "source_partition", "source_offset", F.col("record_timestamp").alias("since"))
-    return latency(first_visible(commits, visibility_frame(spark, cycles, committed_offsets.TABLE.name)))
+    return latency(first_visible(commits, visibility_frame(spark, cycles, committed_offsets.TABLE.name)), after)
 
 
-def rebalance_latency(spark: SparkSession, settings: Settings, cycles: list[Visibility]) -> Latency:
-    """From the record that ends each rebalance (``stable_at``) to the refresh that put it in gold.rebalance_events."""
+def rebalance_latency(spark: SparkSession, settings: Settings, cycles: list[Visibility],
+                      after: dt.datetime | None = None) -> Latency:
+    """From the record that ends each rebalance (``stable_at``) to the refresh that put it in gold.rebalance_events
+    (rebalances ended at or after ``after`` only, when given)."""
     from pyspark.sql import functions as F
 
     events = read_table(spark, settings, rebalance_events.TABLE).filter(
@@ -116,4 +123,4 @@ def rebalance_latency(spark: SparkSession, settings: Settings, cycles: list[Visi
     # The record of each event: the group's GroupMetadata record appended at stable_at (the first, if several).
     ending = events.join(records, ["group", "since"]).groupBy("group", "since", "source_topic", "source_partition") \
         .agg(F.min("source_offset").alias("source_offset"))
-    return latency(first_visible(ending, visibility_frame(spark, cycles, rebalance_events.TABLE.name)))
+    return latency(first_visible(ending, visibility_frame(spark, cycles, rebalance_events.TABLE.name)), after)

@@ -162,3 +162,31 @@ def test_a_split_is_complete_only_when_everyone_holds_something_and_each_partiti
 def test_a_group_has_caught_up_when_every_non_empty_partition_is_committed_to_its_end() -> None:
     assert reached({0: 10, 1: 5}, {0: 10, 1: 5, 2: 0})
     assert not reached({0: 10, 1: -1001}, {0: 10, 1: 5})
+
+
+def test_the_steady_group_commits_the_topics_end_every_period_without_joining_until_stopped(
+        kafka_broker) -> None:  # type: ignore[no-untyped-def]
+    import time
+
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    from broker.demo_workload import SteadyCommitter
+    from broker.workload import create_topic, produce_messages
+
+    client = {"bootstrap.servers": kafka_broker.bootstrap_servers}
+    create_topic(client, "steady-topic", partitions=2)
+    produce_messages(client, "steady-topic", 10, 2)
+    with SteadyCommitter(client, "steady-topic", 2, "steady-group", every=0.2) as steady:
+        time.sleep(1.5)
+        made = steady.stop()
+        assert steady.stop() == made  # stopping twice is harmless
+    assert made >= 3
+    admin = AdminClient(client)
+    offsets = admin.list_consumer_group_offsets(
+        [ConsumerGroupTopicPartitions("steady-group", [TopicPartition("steady-topic", 0),
+                                                       TopicPartition("steady-topic", 1)])])
+    committed = {tp.partition: tp.offset for tp in offsets["steady-group"].result().topic_partitions}
+    assert committed == {0: 5, 1: 5}  # produce_messages spreads 10 messages evenly over the 2 partitions
+    group = admin.describe_consumer_groups(["steady-group"])["steady-group"].result()
+    assert group.members == []  # committed with explicit positions, never a member: no rebalance

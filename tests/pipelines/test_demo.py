@@ -13,9 +13,11 @@ from pipelines.demo import (
     DEMO_MARKER,
     DemoError,
     DemoResult,
+    FreshnessOutcome,
     GoldRows,
     ValidationOutcome,
     _plural,
+    format_freshness,
     format_group,
     format_rebuild,
     format_validation,
@@ -25,6 +27,7 @@ from pipelines.demo import (
     scenario_path,
     summary_lines,
 )
+from pipelines.freshness import Latency
 
 T0 = dt.datetime(2026, 11, 22, 2, 0, 0)
 
@@ -206,6 +209,24 @@ def test_the_comparison_with_a_rebuild_names_only_the_tables_that_differ_and_how
         "gold equals a full rebuild from bronze, all 2 tables"
     assert format_rebuild({"gold.a": (0, 0), "gold.b": (2, 1)}) == (
         "gold DIFFERS from a full rebuild from bronze: gold.b (2 rows only in gold, 1 only in the rebuild)")
+
+
+def test_freshness_is_given_once_warm_first_then_over_every_record_and_says_when_the_job_was_never_warm() -> None:
+    every, warm = Latency(90, 30.0, 60.0, 61.0), Latency(40, 12.0, 20.0, 21.0)
+    none = Latency(0, None, None, None)
+    lines = format_freshness(FreshnessOutcome(every, none, 5, "2 seconds", warm, none))
+    assert lines == [
+        "Freshness (the main job beside the workload, trigger 2 seconds, 5 gold refreshes; "
+        "issue 14's target: p95 10s):",
+        "  records appended once the job was warm (after its first gold refresh):",
+        "    commit record -> gold.committed_offsets:    p50 12.0s, p95 20.0s, max 21.0s over 40 records",
+        "    rebalance's record -> gold.rebalance_events: no records",
+        "  every record, the job's start included:",
+        "    commit record -> gold.committed_offsets:    p50 30.0s, p95 60.0s, max 61.0s over 90 records",
+        "    rebalance's record -> gold.rebalance_events: no records"]
+    cold = format_freshness(FreshnessOutcome(every, none, 5, "2 seconds"))
+    assert cold[1] == "  every record, the job's start included (the job was not warm before the workload):"
+    assert len(cold) == 4
 
 
 def test_the_sql_examples_survive_the_shell_with_their_backticks(tmp_path: Path) -> None:

@@ -59,3 +59,12 @@ def test_a_record_counts_as_visible_when_the_cycle_committed_the_table_asked_abo
 def test_no_record_reads_as_no_records() -> None:
     assert Latency(records=0, p50=None, p95=None, max=None).text() == "no records"
     assert Latency(records=3, p50=1.0, p95=2.04, max=2.5).text() == "p50 1.0s, p95 2.0s, max 2.5s over 3 records"
+
+
+def test_latency_after_a_moment_counts_only_the_records_appended_from_then_on(spark) -> None:  # type: ignore[no-untyped-def]
+    records = spark.createDataFrame([("t", 0, 0, at(1)), ("t", 0, 1, at(5)), ("t", 0, 2, at(8))],
+                                    "source_topic string, source_partition int, source_offset long, since timestamp")
+    seen = first_visible(records, visibility_frame(spark, [Visibility(at(10), "t", {0: 3})]))
+    # latencies 9, 5 and 2 s; from t=5 on only the last two count (a record appended at that moment included)
+    assert latency(seen, after=at(5)) == Latency(records=2, p50=3.5, p95=pytest.approx(4.85), max=5.0)
+    assert latency(seen, after=at(9)) == Latency(records=0, p50=None, p95=None, max=None)
