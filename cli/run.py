@@ -32,11 +32,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "(or --once)",
         description=(
             "Keep the warehouse current in one JVM. Continuously (the default): the ingest streams the offsets "
-            "topic into bronze and silver on a processing-time trigger; after the micro-batches it committed, "
-            "gold is refreshed from silver's changes and gold.consumer_lag from new end-offset snapshots; a "
-            "snapshot of every topic's end offsets is taken every --snapshot-every seconds. One line per "
-            "micro-batch ('ingest: batch ...') and one per refresh ('run: batches ...: records, rows per layer, "
-            "freshness' -- the age of the newest source record now visible in gold). With --once: drain the "
+            "topic into bronze and silver on a processing-time trigger, and after each micro-batch gold is "
+            "refreshed from silver's changes before the next one is planned (a batch takes all that arrived "
+            "meanwhile); a snapshot of every topic's end offsets is taken every --snapshot-every seconds, "
+            "then gold.consumer_lag is refreshed. One line per micro-batch ('ingest: batch ...') and one per "
+            "refresh ('run: batch ...: records, rows per layer, freshness' -- the age of the newest source "
+            "record now visible in gold). With --once: drain the "
             "topic up to its current end (as 'offsetlake ingest --once'), refresh gold (as 'offsetlake gold') "
             "and lag (as 'offsetlake lag'), and exit. A SIGTERM or Ctrl-C stops after the current micro-batch "
             "or step; what was committed stays, and the next run goes on from there. Exit status 1 names the "
