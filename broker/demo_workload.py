@@ -94,6 +94,11 @@ class DemoGroups:
         """Not a scenario: the group that commits throughout the demo (``SteadyCommitter``)."""
         return f"{self.prefix}-steady"
 
+    @property
+    def warm(self) -> str:
+        """Not a scenario: the group one member joins before the scenarios (``DemoWorkload.warm_up``)."""
+        return f"{self.prefix}-warm"
+
     def all(self) -> list[str]:
         return [self.scale_out, self.crash, self.graceful_leave, self.static_restart, self.cooperative,
                 self.kip848, self.lagging]
@@ -418,6 +423,14 @@ class DemoWorkload:
         member = Member(self.client_config, self.topic, group, name, **options)
         self.live.setdefault(group, []).append(member)
         return member
+
+    def warm_up(self) -> float:
+        """One member of the ``warm`` group joins and takes every partition: GroupMetadata records for the main
+        job to take through gold's incremental group path before the scenarios, as a running job has done
+        long before (the demo's warm-up). The member stays, as the scenarios' do. The time it took."""
+        member = self._member(self.groups.warm, f"{self.groups.warm}-1")
+        return poll_until([member], split_between([member], self.partitions), f"{self.groups.warm}: one member",
+                          self.timeout)
 
     def scale_out(self) -> ScenarioOutcome:
         group, started, steps = self.groups.scale_out, time.monotonic(), []
