@@ -29,7 +29,9 @@ a refresh more, which ``__consumer_offsets``' retention (compaction keeps each k
 comes near. Exactly once is unchanged: a batch's Delta writes are idempotent per batch id, gold's refresh is
 idempotent from silver, and a kill between the two leaves the refresh to the next batch or run. A failed
 refresh ends the job after that batch (the batch stays committed; the next run refreshes from where gold
-is). A stop (SIGTERM) ends the ingest after its batch and refresh; what was committed stays.
+is). A stop (SIGTERM) ends the ingest after its batch and refresh; what was committed stays. A run begins
+with a refresh of its own, before its first batch: a batch left unrefreshed by a stop is absorbed even if
+no record follows.
 """
 
 from __future__ import annotations
@@ -147,7 +149,7 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
     newest: dt.datetime | None = None
     reached: dict[int, int] = {}  # partition -> offset gold has read up to (the batches' end offsets)
 
-    def run_cycle(batches: tuple[BatchReport, ...], snapshot_due: bool) -> None:
+    def run_cycle(batches: tuple[BatchReport, ...], snapshot_due: bool, catch_up: bool = False) -> None:
         nonlocal newest, reached
         with cycle_lock:
             snapshot: str | None = None
@@ -158,12 +160,12 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
                     snapshot = "taken"
                 except Exception as exc:  # noqa: BLE001 - reported; the next timer tries again
                     snapshot = f"failed ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
-            if not batches and snapshot is None:
+            if not batches and snapshot is None and not catch_up:
                 return
             # A batch can read nothing (Spark plans one when it first sees a partition): silver is unchanged.
             tables_at: dict[str, dt.datetime] = {}  # when the refresh committed each table it wrote
             written = (refresh_gold_tables(spark, settings, on_written=stamp(tables_at))
-                       if any(b.records for b in batches) else None)
+                       if catch_up or any(b.records for b in batches) else None)
             # gold.consumer_lag is computed at snapshots (commits up to each): only a new one adds rows.
             lag_rows = refresh_consumer_lag(spark, settings).rows if snapshot == "taken" else None
             newest = newest_record(batches, newest)
@@ -195,6 +197,10 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
         finally:
             finished.set()
 
+    # First what an earlier run wrote to silver but did not take into gold (stopped between a batch's writes and
+    # its refresh, or an `ingest` without `gold`): the ingest's batches refresh gold only when they read records,
+    # and on a quiet cluster none may come for a long time.
+    run_cycle((), False, catch_up=True)
     thread = threading.Thread(target=ingest, name="offsetlake-ingest", daemon=True)
     thread.start()
     next_snapshot = time.monotonic() if options.snapshot_every else None
