@@ -10,7 +10,7 @@ Steps, each reported with its duration:
    a second snapshot;
 4. the main job, running from before the workload to here as ``offsetlake run`` runs
    (``pipelines/main_job.py``: the ingest streaming ``__consumer_offsets`` on a 2-second trigger, gold
-   refreshed after its batches), is left to absorb everything the broker has written, then stopped;
+   refreshed after each batch), is left to absorb everything the broker has written, then stopped;
    the consumer-lag refresh; how long records took to reach gold (``pipelines/freshness.py``: p50/p95
    from a commit to gold.committed_offsets and from a rebalance's record to gold.rebalance_events),
    over every record and over those appended once the job was warm: before the workload, a steady
@@ -404,7 +404,7 @@ MAIN_JOB_TRIGGER = "2 seconds"
 #: How long the demo lets the main job absorb what the broker wrote; then the rest is drained as ``run --once``
 #: does (the continuous query sometimes ran no batch for minutes after an empty first one: issue 14's note).
 MAIN_JOB_CATCH_UP_SECONDS = 120.0
-#: How long the demo waits for the main job's first gold refresh (the steady group's commits) before the workload.
+#: How long the demo waits for each warm-up step to reach gold (the steady group's commits, the warm group's member).
 MAIN_JOB_WARM_UP_SECONDS = 240.0
 
 
