@@ -7,9 +7,9 @@ call its own command makes (``ingest``, ``gold``, ``lag``, ``snapshot-end-offset
 stay thin entry points to the same code.
 
 ``--once``: ingest up to the topic's end, then gold, then lag, and exit. Without it the job runs until
-stopped (``pipelines/main_job.py``): the ingest streams on a processing-time trigger while the main
-thread refreshes gold and lag after the batches it committed and takes end-offset snapshots on a timer,
-printing one line per cycle with its freshness.
+stopped (``pipelines/main_job.py``): the ingest streams on a processing-time trigger and refreshes gold
+after each batch, while the main thread takes end-offset snapshots on a timer and refreshes lag after
+each, printing one line per cycle with its freshness.
 """
 
 from __future__ import annotations

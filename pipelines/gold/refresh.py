@@ -219,8 +219,8 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
     """Bring every gold table up to date with silver; return the names of the gold tables written.
 
     ``refresh_gold`` without the closing row counts, which cost about 3 s even on a small warehouse (seven
-    count jobs; bench/gold.py's data at 2,000 commits, 2026-11-27): ``offsetlake run``'s loop calls this
-    after every few micro-batches, where those seconds are freshness. ``on_written`` is called with the
+    count jobs; bench/gold.py's data at 2,000 commits, 2026-11-27): ``offsetlake run`` calls this after
+    each micro-batch, where those seconds are freshness. ``on_written`` is called with the
     tables of each step as soon as that step has committed them (the commit tables, then the group tables):
     readers see them from then on, before the refresh ends (``pipelines/freshness.py`` measures from then).
     """
