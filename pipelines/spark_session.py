@@ -50,10 +50,10 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         "spark.sql.warehouse.dir": join(settings.warehouse_uri, "spark-warehouse"),
         "spark.driver.extraJavaOptions": " ".join(
             [f"-Dderby.system.home={local_home / 'derby'}", *settings.spark.driver_java_options.split()]),
-        # Delta rebuilds table state with this many tasks whenever a write checks its
-        # txnAppId/txnVersion (exactly-once ingest); the default (50) makes every
-        # idempotent append take seconds on a small machine.
-        "spark.databricks.delta.snapshotPartitions": str(settings.spark.shuffle_partitions),
+        # Delta rebuilds a table's state with this many tasks for each new version it reads or writes
+        # (every idempotent append checks its txnAppId/txnVersion there); the default (50) made every
+        # append take seconds on a small machine. conf/settings.py says why one.
+        "spark.databricks.delta.snapshotPartitions": str(settings.spark.snapshot_partitions),
         # Delta's VACUUM lists the table directory with this many tasks (VacuumCommand.gc ->
         # DeltaFileOperations.recursiveListDirs); Spark's default, 10000, is sized for huge clusters and
         # made one VACUUM of a small table take most of a minute on two cores. Scale it like shuffles.

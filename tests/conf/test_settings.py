@@ -69,6 +69,7 @@ def test_the_jvm_cache_variable_of_set_up_is_not_taken_for_an_unknown_setting(tm
     [
         ({"OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "many"}, "spark.shuffle_partitions", "a whole number"),
         ({"OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "0"}, "spark.shuffle_partitions", "a number >= 1"),
+        ({"OFFSETLAKE_SPARK__SNAPSHOT_PARTITIONS": "0"}, "spark.snapshot_partitions", "a number >= 1"),
         ({"OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "TLS"}, "kafka.security_protocol", "one of PLAINTEXT"),
         ({"OFFSETLAKE_KAFKA__BOOTSTRAP_SERVERS": "broker-without-port"}, "kafka.bootstrap_servers", "host:port"),
         ({"OFFSETLAKE_CLUSTER_NAME": "has spaces"}, "cluster_name", "letters, digits"),
@@ -192,6 +193,17 @@ def test_driver_java_options_follow_offsetlakes_own_on_the_driver_jvm() -> None:
         "-Dderby.system.home=/tmp/wh/derby", "-XX:TieredStopAtLevel=1", "-Xss4m"]
     default = load_settings(config_file=None, environ={"OFFSETLAKE_WAREHOUSE": "/tmp/wh"})
     assert spark_conf(default)["spark.driver.extraJavaOptions"] == "-Dderby.system.home=/tmp/wh/derby"
+
+
+def test_delta_rebuilds_a_versions_state_with_one_task_unless_told_otherwise() -> None:
+    from pipelines.spark_session import spark_conf
+
+    default = load_settings(config_file=None, environ={"OFFSETLAKE_WAREHOUSE": "/tmp/wh"})
+    assert spark_conf(default)["spark.databricks.delta.snapshotPartitions"] == "1"
+    wider = load_settings(config_file=None, environ={"OFFSETLAKE_WAREHOUSE": "/tmp/wh",
+                                                     "OFFSETLAKE_SPARK__SNAPSHOT_PARTITIONS": "16"})
+    assert spark_conf(wider)["spark.databricks.delta.snapshotPartitions"] == "16"
+    assert spark_conf(wider)["spark.sql.shuffle.partitions"] == "4"  # shuffles keep their own setting
 
 
 @pytest.mark.parametrize("warehouse", ["s3a://bucket/offsetlake", "hdfs://namenode:8020/offsetlake",
