@@ -220,9 +220,11 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
 
     ``refresh_gold`` without the closing row counts, which cost about 3 s even on a small warehouse (seven
     count jobs; bench/gold.py's data at 2,000 commits, 2026-11-27): ``offsetlake run`` calls this after
-    each micro-batch, where those seconds are freshness. ``on_written`` is called with the
-    tables of each step as soon as that step has committed them (the commit tables, then the group tables):
-    readers see them from then on, before the refresh ends (``pipelines/freshness.py`` measures from then).
+    each micro-batch, where those seconds are freshness. ``on_written`` is called with each table's name as
+    soon as that table's Delta commit has returned (the commit tables, then the group tables; the tables of
+    one step are written side by side, so in the order they finish, possibly from the step's threads):
+    readers see a table's rows from then on, before the refresh ends (``pipelines/freshness.py`` measures
+    from then). Until 2026-11-27 it was called once per step, when the step's last table was committed.
     """
     from pyspark.sql import functions as F
 
@@ -243,17 +245,20 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
     if commits is not None and commits.rows is not None:
         if commits.full:
             replace_groups(settings, committed_offsets_schema.TABLE, committed_offsets(commits.rows), None)
+            on_written((committed_offsets_schema.TABLE.name,))
             replace_groups(settings, offset_commit_rate_schema.TABLE, offset_commit_rate(commits.rows), None)
+            on_written((offset_commit_rate_schema.TABLE.name,))
         else:
             # Two tables, two MERGEs that read the same (checkpointed) changes: side by side, as the group tables
             # below (on 2,000 commits each MERGE took 3-4 s, mostly Delta's fixed cost of a MERGE; 2026-11-27).
             silver_commits = _read_version(spark, settings, offset_commits.TABLE, commits.version)
-            run_together(spark, [lambda: merge_commits(spark, settings, commits.rows),
-                                 lambda: merge_rates(spark, settings, commits.rows, silver_commits)],
-                         settings.gold.concurrent_writes)
-        commit_tables = (committed_offsets_schema.TABLE.name, offset_commit_rate_schema.TABLE.name)
-        on_written(commit_tables)
-        written += commit_tables
+            run_together(spark, [
+                _announced(committed_offsets_schema.TABLE, on_written,
+                           lambda: merge_commits(spark, settings, commits.rows)),
+                _announced(offset_commit_rate_schema.TABLE, on_written,
+                           lambda: merge_rates(spark, settings, commits.rows, silver_commits))],
+                settings.gold.concurrent_writes)
+        written += (committed_offsets_schema.TABLE.name, offset_commit_rate_schema.TABLE.name)
 
     scope = with_groups(touched_groups(changes), newly_named_groups(spark, settings, changes))
     if scope is not None and scope.groups != []:
@@ -294,10 +299,10 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
                 known.append(named)
             consumer = consumer_group_tables(records, known)
         frames = group_tables(group_metadata_rows, member_rows, settings, consumer, commit_rows, materialize=True)
-        run_together(spark, [lambda spec=spec: replace_groups(settings, spec, frames[spec.name], groups)
-                      for spec in GROUP_TABLES], settings.gold.concurrent_writes)
+        run_together(spark, [_announced(spec, on_written,
+                                        lambda spec=spec: replace_groups(settings, spec, frames[spec.name], groups))
+                             for spec in GROUP_TABLES], settings.gold.concurrent_writes)
         written += [spec.name for spec in GROUP_TABLES]
-        on_written(tuple(spec.name for spec in GROUP_TABLES))
 
     if changes:
         now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
@@ -306,6 +311,17 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
         spark.createDataFrame(rows, refresh_state.TABLE.schema).write.format("delta").mode("overwrite") \
             .save(table_path(settings, refresh_state.TABLE))
     return tuple(written)
+
+
+def _announced(spec: TableSpec, on_written: Callable[[tuple[str, ...]], None], write: Callable[[], None]
+               ) -> Callable[[], None]:
+    """``write``, then ``on_written`` with ``spec``'s name: the table is readable from its commit on, not from
+    when the other writes of its step end (the five group tables' last commit came up to seconds after the
+    first in ``run``'s cycles)."""
+    def write_and_announce() -> None:
+        write()
+        on_written((spec.name,))
+    return write_and_announce
 
 
 @dataclass(frozen=True)

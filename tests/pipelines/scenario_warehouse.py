@@ -57,7 +57,7 @@ def build_scenario_warehouse(spark: Any, broker: Any, base_settings: Any, root: 
     produce_records(settings.kafka.librdkafka_config(), topic,
                     [rec for name, r in results.items() for rec in r.records[cut[name]:]])
     run_ingest(spark, settings, IngestOptions(topic=topic, once=True))
-    steps: list[tuple[str, ...]] = []  # the tables of each step, as the refresh committed them
+    steps: list[tuple[str, ...]] = []  # each table as the refresh announced its commit
     counts = refresh_gold(spark, settings, on_written=steps.append)
     versions = {spec.name: gold_version(spark, settings, spec) for spec in GOLD}
     again = refresh_gold(spark, settings)
