@@ -28,4 +28,6 @@ TABLE = TableSpec(
     ] + [column(name, record_struct(name), f"decoded {name} record (key and value)") for name in RECORD_TYPES]),
     key=SOURCE_KEY,
     properties=(CHANGE_DATA_FEED,),  # gold reads what silver gained (pipelines/gold/refresh.py)
+    # A refresh reads the records of the groups that changed (GROUP_CLUSTERING, by this table's group column).
+    cluster_by=("cluster_name", "group_id"),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyspark.sql import types as T
 
 from schemas.source_position import SOURCE_KEY, SOURCE_POSITION
-from schemas.table_spec import CHANGE_DATA_FEED, TableSpec, column
+from schemas.table_spec import CHANGE_DATA_FEED, GROUP_CLUSTERING, TableSpec, column
 
 TOPIC_PARTITIONS = T.ArrayType(T.StructType([
     T.StructField("topic", T.StringType(), False),
@@ -42,4 +42,5 @@ TABLE = TableSpec(
     ]),
     key=SOURCE_KEY + ("member_id",),
     properties=(CHANGE_DATA_FEED,),  # gold reads what silver gained (pipelines/gold/refresh.py)
+    cluster_by=GROUP_CLUSTERING,  # a refresh reads the members of the groups that changed
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyspark.sql import types as T
 
 from schemas.source_position import SOURCE_KEY, SOURCE_POSITION
-from schemas.table_spec import CHANGE_DATA_FEED, TableSpec, column
+from schemas.table_spec import CHANGE_DATA_FEED, GROUP_CLUSTERING, TableSpec, column
 
 TABLE = TableSpec(
     name="silver.group_metadata",
@@ -23,4 +23,5 @@ TABLE = TableSpec(
     ]),
     key=SOURCE_KEY,
     properties=(CHANGE_DATA_FEED,),  # gold reads what silver gained (pipelines/gold/refresh.py)
+    cluster_by=GROUP_CLUSTERING,  # a refresh reads the records of the groups that changed
 )

@@ -20,10 +20,11 @@ bench/gold.py's warehouse (1M commits, 50 of 1,000 groups touched, 2026-11-27, l
 replaceWhere writes took 8.8 s with them against 10.8 s without. delta-rs reads them through DataFusion."""
 
 GROUP_CLUSTERING: tuple[str, ...] = ("cluster_name", "group")
-"""Liquid clustering of the gold tables: rows of one group together (Delta 4, ``CLUSTER BY``; OPTIMIZE, i.e.
-``offsetlake maintain``, lays the files out). A refresh replaces or MERGEs rows of the groups that changed and
-the dashboards ask for one group: with files clustered by group, both skip the files of other groups by their
-column statistics. Not on silver: its tables are partitioned by date, which clustering excludes."""
+"""Liquid clustering of the gold tables and of silver's group tables: rows of one group together (Delta 4,
+``CLUSTER BY``; OPTIMIZE, i.e. ``offsetlake maintain``, lays the files out). A refresh reads the silver records
+of the groups that changed and replaces or MERGEs their gold rows, and the dashboards ask for one group: with
+files clustered by group, each skips the files of other groups by their column statistics (issue 14, item 4).
+Not on silver.offset_commits and bronze: they are partitioned by date, which clustering excludes."""
 
 
 def column(name: str, data_type: T.DataType, comment: str, nullable: bool = True) -> T.StructField:

@@ -275,12 +275,12 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
 
         records = records.filter(F.col("type").isin(*RECORD_TYPES))
         if groups is not None:
-            in_scope = F.broadcast(spark.createDataFrame(groups, "cluster_name string, group string"))
-            group_metadata_rows = group_metadata_rows.join(in_scope, ["cluster_name", "group"], "left_semi")
-            member_rows = member_rows.join(in_scope, ["cluster_name", "group"], "left_semi")
-            commit_rows = commit_rows.join(in_scope, ["cluster_name", "group"], "left_semi")
-            records = records.join(in_scope.withColumnRenamed("group", "group_id"), ["cluster_name", "group_id"],
-                                   "left_semi")
+            # The groups as a literal predicate, not a join: Delta skips the files of other groups by their
+            # statistics (the silver group tables are clustered by group), and there is no join to plan.
+            group_metadata_rows = group_metadata_rows.filter(_groups_predicate(groups))
+            member_rows = member_rows.filter(_groups_predicate(groups))
+            commit_rows = commit_rows.filter(_groups_predicate(groups))
+            records = records.filter(_groups_predicate(groups, group_column="group_id"))
         # The affected groups' records are few (one per rebalance): materialise them once for five tables.
         group_metadata_rows = group_metadata_rows.localCheckpoint()
         member_rows = member_rows.localCheckpoint()
@@ -415,15 +415,16 @@ def replace_groups(settings: Settings, spec: TableSpec, rows: DataFrame, groups:
     writer.save(table_path(settings, spec))
 
 
-def _groups_predicate(groups: list[tuple[str, str]]) -> str:
+def _groups_predicate(groups: list[tuple[str, str]], group_column: str = "group") -> str:
+    """SQL: the rows of ``groups`` [(cluster_name, group)], by ``cluster_name`` and ``group_column``."""
     def quote(text: str) -> str:
         return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
     by_cluster: dict[str, list[str]] = {}
     for cluster, group in groups:
         by_cluster.setdefault(cluster, []).append(group)
-    return " OR ".join(f"(cluster_name = {quote(cluster)} AND `group` IN ({', '.join(map(quote, sorted(names)))}))"
-                       for cluster, names in sorted(by_cluster.items()))
+    return " OR ".join(f"(cluster_name = {quote(cluster)} AND `{group_column}` IN "
+                       f"({', '.join(map(quote, sorted(names)))}))" for cluster, names in sorted(by_cluster.items()))
 
 
 def _read_version(spark: SparkSession, settings: Settings, spec: TableSpec, version: int) -> DataFrame:

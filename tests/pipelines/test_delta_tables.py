@@ -14,7 +14,7 @@ from pipelines.delta_tables import ensure_current_table, ensure_table, evolve_ta
 from pipelines.gold.refresh import GOLD, latest_version
 from pipelines.maintenance import maintain
 from quality.checkpoint import ENFORCED, run_checks
-from schemas import committed_offsets, consumer_lag
+from schemas import committed_offsets, consumer_group_records, consumer_lag, group_members, group_metadata
 
 pytestmark = [pytest.mark.spark]
 
@@ -113,6 +113,15 @@ def test_gold_tables_are_clustered_by_group_and_an_older_one_is_clustered_keepin
     maintain(spark, older, [clustered])
     read = read_with_delta_rs(older, clustered.name, ("group", "partition"))
     assert sorted((r["group"], r["partition"]) for r in read) == sorted((f"g{i % 3}", i) for i in range(6))
+
+
+def test_silver_group_tables_are_clustered_by_group_for_the_refresh_to_skip_other_groups(  # type: ignore[no-untyped-def]
+        spark, settings) -> None:
+    for spec in (group_metadata.TABLE, group_members.TABLE):
+        ensure_current_table(spark, settings, spec)
+        assert clustering_of(spark, settings, spec) == ["cluster_name", "group"], spec.name
+    ensure_current_table(spark, settings, consumer_group_records.TABLE)
+    assert clustering_of(spark, settings, consumer_group_records.TABLE) == ["cluster_name", "group_id"]
 
 
 def clustering_of(spark, settings, spec) -> list[str]:  # type: ignore[no-untyped-def]

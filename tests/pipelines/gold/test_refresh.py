@@ -26,7 +26,7 @@ from collections import defaultdict
 import pytest
 
 from pipelines.delta_tables import read_table
-from pipelines.gold.refresh import GOLD, full_rebuild, rebuild_differences, row_differences
+from pipelines.gold.refresh import GOLD, _groups_predicate, full_rebuild, rebuild_differences, row_differences
 from pipelines.validation import (
     CAUSES,
     expected_committed_offsets,
@@ -194,6 +194,15 @@ def test_an_incremental_refresh_announces_each_table_once_committed_the_commit_t
                                                "gold.partition_assignments", "gold.group_state_history",
                                                "gold.rebalance_events"}
     assert len(steps) == 7
+
+
+def test_the_groups_predicate_selects_exactly_those_groups_of_their_cluster_quotes_and_backslashes_included(  # type: ignore[no-untyped-def]
+        spark) -> None:
+    odd = "it's a \\ group"
+    rows = spark.createDataFrame([("c", odd), ("c", "plain"), ("c", "other"), ("d", "plain"), ("d", odd)],
+                                 "cluster_name string, group_id string")
+    chosen = rows.filter(_groups_predicate([("c", odd), ("c", "plain"), ("d", "x")], group_column="group_id"))
+    assert sorted(tuple(r) for r in chosen.collect()) == [("c", "it's a \\ group"), ("c", "plain")]
 
 
 def test_row_differences_counts_each_sides_surplus_rows_duplicates_and_nulls_included(spark) -> None:  # type: ignore[no-untyped-def]
