@@ -277,9 +277,10 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
         if groups is not None:
             # The groups as a literal predicate, not a join: Delta skips the files of other groups by their
             # statistics (the silver group tables are clustered by group), and there is no join to plan.
-            group_metadata_rows = group_metadata_rows.filter(_groups_predicate(groups))
-            member_rows = member_rows.filter(_groups_predicate(groups))
-            commit_rows = commit_rows.filter(_groups_predicate(groups))
+            in_scope = _groups_predicate(groups)
+            group_metadata_rows = group_metadata_rows.filter(in_scope)
+            member_rows = member_rows.filter(in_scope)
+            commit_rows = commit_rows.filter(in_scope)
             records = records.filter(_groups_predicate(groups, group_column="group_id"))
         # The affected groups' records are few (one per rebalance): materialise them once for five tables.
         group_metadata_rows = group_metadata_rows.localCheckpoint()
