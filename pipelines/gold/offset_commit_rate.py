@@ -10,18 +10,25 @@ from pipelines.delta_tables import table_path
 from schemas.offset_commit_rate import TABLE
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 KEY = ("cluster_name", "group", "minute")
 _DAY = dt.timedelta(days=1)
+_MINUTE_MS = 60_000
+
+
+def _minute() -> Column:
+    """The minute a commit is counted in: its commit time's, or the append time's for a record without one."""
+    from pyspark.sql import functions as F
+
+    return F.date_trunc("minute", F.coalesce("commit_timestamp", "record_timestamp"))
 
 
 def offset_commit_rate(commits: DataFrame) -> DataFrame:
     """Commits per (cluster, group, minute of commit_timestamp); tombstones are deletions, not commits."""
     from pyspark.sql import functions as F
 
-    live = commits.filter("NOT is_tombstone").withColumn(
-        "minute", F.date_trunc("minute", F.coalesce("commit_timestamp", "record_timestamp")))
+    live = commits.filter("NOT is_tombstone").withColumn("minute", _minute())
     return live.groupBy(*KEY).agg(
         F.count(F.lit(1)).alias("commit_records"),
         F.count_distinct("commit_timestamp").alias("commit_requests"),
@@ -32,19 +39,29 @@ def offset_commit_rate(commits: DataFrame) -> DataFrame:
 def merge_rates(spark: SparkSession, settings: Settings, new_commits: DataFrame, all_commits: DataFrame) -> None:
     """Recount the minutes that received new commits from all of silver (so a re-run counts nothing twice).
 
-    ``all_commits`` is silver.offset_commits, pruned to the record dates of the new commits (the
-    table is partitioned by ``commit_date``), so the cost follows the new data, not the history.
+    ``all_commits`` is silver.offset_commits. Only the touched (group, minute) pairs' commits are counted:
+    the table's partitions (``commit_date``) of the new commits' record dates and a day either side (a commit
+    time and the append time of its record can straddle midnight), narrowed to the span of the touched
+    minutes as literals, which Delta checks against each file's column statistics, and then to the touched
+    pairs themselves (a broadcast semi-join) before the counting. Until 2026-11-28 every group's commits
+    of those three days were counted and the touched minutes picked afterwards: on bench/gold.py's 2M
+    commits over 30 days (+20,000 in 50 groups) that recount and its MERGE took 7.4 s of a 23.6 s refresh.
     """
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
-    touched = offset_commit_rate(new_commits).select(*KEY)
-    dates = [r[0] for r in new_commits.select(F.to_date("record_timestamp")).distinct().collect()]
-    if not dates:
-        return
-    window = sorted({d + delta for d in dates for delta in (-_DAY, 0 * _DAY, _DAY)})
-    recount = offset_commit_rate(all_commits.filter(F.col("commit_date").isin(window))) \
-        .join(F.broadcast(touched), list(KEY), "left_semi")
+    live = new_commits.filter("NOT is_tombstone").withColumn("minute", _minute())
+    [span] = live.agg(F.unix_millis(F.min("minute")).alias("first"), F.unix_millis(F.max("minute")).alias("last"),
+                      F.collect_set(F.to_date("record_timestamp")).alias("dates")).collect()
+    if span["first"] is None:
+        return  # tombstones only: no minute's count changes
+    window = sorted({d + delta for d in span["dates"] for delta in (-_DAY, 0 * _DAY, _DAY)})
+    start, end = F.timestamp_millis(F.lit(span["first"])), F.timestamp_millis(F.lit(span["last"] + _MINUTE_MS))
+    in_span = (F.col("commit_timestamp").between(start, end)
+               | (F.col("commit_timestamp").isNull() & F.col("record_timestamp").between(start, end)))
+    touched = live.select(*KEY).distinct()
+    candidates = all_commits.filter(F.col("commit_date").isin(window) & in_span).withColumn("minute", _minute())
+    recount = offset_commit_rate(candidates.join(F.broadcast(touched), list(KEY), "left_semi").drop("minute"))
     on = " AND ".join(f"t.`{c}` = s.`{c}`" for c in KEY)
     values = {c: f"s.`{c}`" for c in TABLE.schema.fieldNames()}
     (

@@ -12,6 +12,7 @@ import datetime as dt
 from typing import Any
 
 import pytest
+from pyspark.sql import functions as F
 
 from pipelines.delta_tables import ensure_table, read_table, table_path
 from pipelines.gold.offset_commit_rate import merge_rates, offset_commit_rate
@@ -76,3 +77,40 @@ def test_merging_what_silver_gained_recounts_the_touched_minutes_and_merging_it_
     for _ in range(2):
         merge_rates(spark, warehouse_settings, spark.createDataFrame(gained, SILVER.schema), everything)
         assert rates(read_table(spark, warehouse_settings, TABLE)) == expected
+
+
+def test_merging_recounts_a_touched_minute_from_commits_without_commit_time_appended_in_it(
+        spark, warehouse_settings) -> None:  # type: ignore[no-untyped-def]
+    before = [commit(0, 301, "g", 0, commit_time=False)]  # minute 5 by its append time
+    gained = [commit(1, 302, "g", 1, commit_time=False)]
+    ensure_table(spark, warehouse_settings, TABLE)
+    offset_commit_rate(spark.createDataFrame(before, SILVER.schema)).write.format("delta").mode("append").save(
+        table_path(warehouse_settings, TABLE))
+    everything = spark.createDataFrame(before + gained, SILVER.schema)
+    merge_rates(spark, warehouse_settings, spark.createDataFrame(gained, SILVER.schema), everything)
+    assert rates(read_table(spark, warehouse_settings, TABLE)) == {("g", 5): (2, 0, 2)}
+
+
+def test_merging_leaves_the_untouched_minutes_and_groups_as_they_are(spark, warehouse_settings) -> None:  # type: ignore[no-untyped-def]
+    before = [commit(0, 10, "g", 0), commit(1, 70, "g", 0), commit(2, 10, "h", 0)]
+    gained = [commit(3, 20, "g", 1)]  # touches g's minute 0 only
+    ensure_table(spark, warehouse_settings, TABLE)
+    stored = offset_commit_rate(spark.createDataFrame(before, SILVER.schema)).withColumn("commit_records",
+                                                                                      F.lit(99).cast("long"))
+    stored.write.format("delta").mode("append").save(table_path(warehouse_settings, TABLE))
+    everything = spark.createDataFrame(before + gained, SILVER.schema)
+    merge_rates(spark, warehouse_settings, spark.createDataFrame(gained, SILVER.schema), everything)
+    # g's minute 0 recounted from silver; g's minute 1 and h's minute 0 keep what the table held (99 here).
+    assert rates(read_table(spark, warehouse_settings, TABLE)) == {
+        ("g", 0): (2, 2, 2), ("g", 1): (99, 1, 1), ("h", 0): (99, 1, 1)}
+
+
+def test_merging_only_tombstones_changes_nothing(spark, warehouse_settings) -> None:  # type: ignore[no-untyped-def]
+    before = [commit(0, 10, "g", 0)]
+    ensure_table(spark, warehouse_settings, TABLE)
+    offset_commit_rate(spark.createDataFrame(before, SILVER.schema)).write.format("delta").mode("append").save(
+        table_path(warehouse_settings, TABLE))
+    gained = [commit(1, 20, "g", 0, tombstone=True)]
+    everything = spark.createDataFrame(before + gained, SILVER.schema)
+    merge_rates(spark, warehouse_settings, spark.createDataFrame(gained, SILVER.schema), everything)
+    assert rates(read_table(spark, warehouse_settings, TABLE)) == {("g", 0): (1, 1, 1)}
