@@ -40,12 +40,12 @@ TABLE_ROWS = 50
 CAUSES = ("member_joined", "member_left", "member_left_or_vanished", "members_joined_and_left",
           "static_member_returned", "static_member_rejoined", "static_member_restart", "subscription_changed",
           "metadata_changed", "cooperative_follow_up", "leader_rejoined", "unknown")
-"""gold.rebalance_events.likely_cause values, each with a colour of its own (schemas/rebalance_events.py)."""
+"""gold.rebalance_events.likely_cause values, each with a colour of its own (pipelines/gold/rebalance_events.py)."""
 CAUSE_COLOURS = ("#2b8a3e", "#e67700", "#c92a2a", "#862e9c", "#1971c2", "#0c8599", "#f08c00", "#5c940d",
                  "#a61e4d", "#74c0fc", "#868e96", "#495057")
 STATUSES = ("OK", "WARN", "STOP", "STALL", "REWIND", "none")
 STATUS_COLOURS = ("#2f9e44", "#f59f00", "#e03131", "#862e9c", "#1c7ed6", "#adb5bd")
-"""Burrow partition statuses (schemas/consumer_lag.py), ``none`` when nothing is committed."""
+"""Burrow partition statuses (pipelines/gold/consumer_lag.py), ``none`` when nothing is committed."""
 
 PICK, SEARCH = "group_pick", "group_search"
 UTC_LABEL = ("utcFormat(datum.value, '%H:%M:%S') === '00:00:00' && !utcmilliseconds(datum.value) ? "

@@ -504,6 +504,7 @@ def run_demo(settings: Settings, options: DemoOptions = DemoOptions(), *, broker
     from broker.workload import create_topic, produce_messages
     from pipelines.end_offsets import snapshot_end_offsets
     from pipelines.freshness import Visibility, commit_latency, rebalance_latency
+    from pipelines.gold import committed_offsets, rebalance_events
     from pipelines.gold.consumer_lag import refresh_consumer_lag
     from pipelines.gold.refresh import rebuild_differences, refresh_gold_tables
     from pipelines.ingest import IngestOptions, run_ingest
@@ -512,7 +513,6 @@ def run_demo(settings: Settings, options: DemoOptions = DemoOptions(), *, broker
     from pipelines.silver import tables_from_bronze
     from pipelines.spark_session import build_spark_session
     from pipelines.validation import validate
-    from schemas import committed_offsets, rebalance_events
 
     started = time.monotonic()
     steps: list[tuple[str, float]] = []

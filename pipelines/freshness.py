@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING
 
 from conf.settings import Settings
 from pipelines.delta_tables import read_table
-from schemas import committed_offsets, group_metadata, offset_commits, rebalance_events
+from pipelines.gold import committed_offsets, rebalance_events
+from schemas import group_metadata, offset_commits
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -66,12 +66,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conf.settings import Settings
-from schemas import committed_offsets as committed_offsets_schema
-from schemas import group_generations as group_generations_schema
-from schemas import group_membership as group_membership_schema
-from schemas import group_state_history as group_state_history_schema
-from schemas import partition_assignments as partition_assignments_schema
-from schemas import rebalance_events as rebalance_events_schema
+from pipelines.gold.committed_offsets import TABLE as COMMITTED_OFFSETS
+from pipelines.gold.group_generations import TABLE as GROUP_GENERATIONS
+from pipelines.gold.group_membership import TABLE as GROUP_MEMBERSHIP
+from pipelines.gold.group_state_history import TABLE as GROUP_STATE_HISTORY
+from pipelines.gold.partition_assignments import TABLE as PARTITION_ASSIGNMENTS
+from pipelines.gold.rebalance_events import TABLE as REBALANCE_EVENTS
 from schemas.validation_diffs import TABLE as DIFFS
 
 if TYPE_CHECKING:
@@ -405,27 +405,27 @@ KIP848 = "group_type = 'consumer'"
 
 # The compared fields are the expected rows' keys other than ``key``.
 TABLES: tuple[Compared, ...] = (
-    Compared(group_generations_schema.TABLE, ("group", "generation", "started_at"), expected_group_generations,
+    Compared(GROUP_GENERATIONS, ("group", "generation", "started_at"), expected_group_generations,
              where=CLASSIC),
-    Compared(group_membership_schema.TABLE, ("group", "member_id", "valid_from"), expected_group_membership,
+    Compared(GROUP_MEMBERSHIP, ("group", "member_id", "valid_from"), expected_group_membership,
              where=CLASSIC),
-    Compared(partition_assignments_schema.TABLE, ("group", "topic", "partition", "valid_from"),
+    Compared(PARTITION_ASSIGNMENTS, ("group", "topic", "partition", "valid_from"),
              expected_partition_assignments, where=CLASSIC),
-    Compared(group_state_history_schema.TABLE, ("group", "state", "at"), expected_group_state_history,
+    Compared(GROUP_STATE_HISTORY, ("group", "state", "at"), expected_group_state_history,
              where=CLASSIC),
-    Compared(committed_offsets_schema.TABLE, ("group", "topic", "partition"), expected_committed_offsets),
-    Compared(rebalance_events_schema.TABLE, ("group", "from_generation", "to_generation"),
+    Compared(COMMITTED_OFFSETS, ("group", "topic", "partition"), expected_committed_offsets),
+    Compared(REBALANCE_EVENTS, ("group", "from_generation", "to_generation"),
              expected_rebalance_events, where=f"event_type = 'rebalance' and {CLASSIC}"),
-    Compared(group_generations_schema.TABLE, ("group", "generation", "started_at"),
+    Compared(GROUP_GENERATIONS, ("group", "generation", "started_at"),
              expected_consumer_group_generations, where=KIP848),
-    Compared(group_membership_schema.TABLE, ("group", "member_id", "valid_from"), expected_consumer_group_membership,
+    Compared(GROUP_MEMBERSHIP, ("group", "member_id", "valid_from"), expected_consumer_group_membership,
              where=KIP848),
-    Compared(partition_assignments_schema.TABLE,
+    Compared(PARTITION_ASSIGNMENTS,
              ("group", "member_id", "assignment_kind", "topic_id", "partition", "valid_from"),
              expected_consumer_group_assignments, where=KIP848),
-    Compared(group_state_history_schema.TABLE, ("group", "state", "at"), expected_consumer_group_state_history,
+    Compared(GROUP_STATE_HISTORY, ("group", "state", "at"), expected_consumer_group_state_history,
              where=KIP848),
-    Compared(rebalance_events_schema.TABLE, ("group", "from_generation", "to_generation"),
+    Compared(REBALANCE_EVENTS, ("group", "from_generation", "to_generation"),
              expected_consumer_group_rebalances, where=f"event_type = 'rebalance' and {KIP848}"),
 )
 

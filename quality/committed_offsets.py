@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from pipelines.gold import committed_offsets
 from quality.suite import Rule, Suite, built_in
-from schemas import committed_offsets
 
 TABLE = committed_offsets.TABLE.name
 

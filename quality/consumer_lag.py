@@ -1,12 +1,12 @@
 """Expectations on gold.consumer_lag: lag is non-negative or flagged, statuses are Burrow's.
 
-The lag rule and the two status rules are CHECK constraints of the table too (schemas/consumer_lag.py): Delta
+The lag rule and the two status rules are CHECK constraints of the table too (pipelines/gold/consumer_lag.py): Delta
 enforces them at write, and the check reads that instead of scanning."""
 
 from __future__ import annotations
 
+from pipelines.gold import consumer_lag
 from quality.suite import Rule, Suite, enforced_by, unexpected_rows
-from schemas import consumer_lag
 
 TABLE = consumer_lag.TABLE.name
 

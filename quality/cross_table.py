@@ -7,15 +7,15 @@ disagreement.
 
 from __future__ import annotations
 
-from quality.suite import Rule, Suite, as_of_gold, unexpected_rows
-from schemas import (
+from pipelines.gold import (
     committed_offsets,
     group_generations,
     offset_commit_rate,
-    offset_commits,
     partition_assignments,
     rebalance_events,
 )
+from quality.suite import Rule, Suite, as_of_gold, unexpected_rows
+from schemas import offset_commits
 
 ASSIGNMENTS_IN_RECORDED_GENERATIONS = Rule(
     "assignments_belong_to_recorded_generations", "critical",

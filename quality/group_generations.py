@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from pipelines.gold import group_generations
 from quality.suite import Rule, Suite, unexpected_rows
-from schemas import group_generations
 
 TABLE = group_generations.TABLE.name
 

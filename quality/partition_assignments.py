@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from pipelines.gold import partition_assignments
 from quality.suite import Rule, Suite, unexpected_rows
-from schemas import partition_assignments
 
 TABLE = partition_assignments.TABLE.name
 

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-from schemas import (
+from pipelines.gold import (
     committed_offsets,
-    consumer_group_records,
     consumer_lag,
-    data_quality_results,
     group_generations,
-    group_members,
     group_membership,
-    group_metadata,
     group_state_history,
-    ingest_batches,
     offset_commit_rate,
+    partition_assignments,
+    rebalance_events,
+)
+from schemas import (
+    consumer_group_records,
+    data_quality_results,
+    group_members,
+    group_metadata,
+    ingest_batches,
     offset_commits,
     offsets_topic_records,
-    partition_assignments,
     partition_end_offsets,
     quarantine,
-    rebalance_events,
     topic_names,
     validation_diffs,
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -25,6 +26,21 @@ GROUP_CLUSTERING: tuple[str, ...] = ("cluster_name", "group")
 of the groups that changed and replaces or MERGEs their gold rows, and the dashboards ask for one group: with
 files clustered by group, each skips the files of other groups by their column statistics (issue 14, item 4).
 Not on silver.offset_commits and bronze: they are partitioned by date, which clustering excludes."""
+
+
+class Incremental(enum.Enum):
+    """How a refresh brings a gold table up to date with what silver gained: declared by the table's module beside
+    its schema, key and build step (issue 14, item 7), as a dbt model declares its ``incremental_strategy``.
+
+    ``pipelines/gold/refresh.py`` writes each gold table by the strategy it declares (a test holds every gold
+    table to one); ``offsetlake run --once`` and ``refresh`` re-run any of them idempotently after a kill.
+    """
+
+    MERGE_LATEST_PER_KEY = "MERGE the newest new record of each key; a re-applied or older record changes nothing"
+    RECOUNT_TOUCHED_KEYS = "recount the keys the new records fall in from silver, and MERGE the counts"
+    REPLACE_TOUCHED_GROUPS = ("recompute each group with new records from all of its records, and replace that "
+                              "group's rows in one Delta commit (replaceWhere)")
+    APPEND_NEW_SNAPSHOTS = "append the rows of the end-offset snapshots newer than the table's newest (per snapshot id)"
 
 
 def column(name: str, data_type: T.DataType, comment: str, nullable: bool = True) -> T.StructField:
@@ -87,6 +103,8 @@ class TableSpec:
     #: Liquid clustering columns (Delta ``CLUSTER BY``), given to a table made before by ``evolve_table``; a
     #: table has either these or ``partition_by``.
     cluster_by: tuple[str, ...] = ()
+    #: How a refresh keeps the table current (gold tables; None: written by the ingest or a snapshot as they come).
+    incremental: Incremental | None = None
 
     def constraint(self, name: str) -> Constraint:
         return next(c for c in self.constraints if c.name == name)

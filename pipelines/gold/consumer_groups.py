@@ -40,11 +40,11 @@ from dataclasses import asdict, dataclass, field
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
-from schemas.group_generations import TABLE as GENERATIONS
-from schemas.group_membership import TABLE as MEMBERSHIP
-from schemas.group_state_history import TABLE as STATES
-from schemas.partition_assignments import TABLE as ASSIGNMENTS
-from schemas.rebalance_events import TABLE as EVENTS
+from pipelines.gold.group_generations import TABLE as GENERATIONS
+from pipelines.gold.group_membership import TABLE as MEMBERSHIP
+from pipelines.gold.group_state_history import TABLE as STATES
+from pipelines.gold.partition_assignments import TABLE as ASSIGNMENTS
+from pipelines.gold.rebalance_events import TABLE as EVENTS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

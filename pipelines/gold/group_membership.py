@@ -1,13 +1,77 @@
-"""gold.group_membership: SCD2 rows of classic group members, from the records listing them."""
+"""gold.group_membership: SCD2 rows of classic group members, from the records listing them.
+
+The table's whole definition (issue 14, item 7): ``TABLE`` (schema, key, clustering, properties), the build step
+(``group_membership``, the classic groups' rows; KIP-848 groups' come from ``consumer_groups``) and the incremental
+strategy (``Incremental.REPLACE_TOUCHED_GROUPS``): a refresh (pipelines/gold/refresh.py ``group_tables``, then
+``replace_groups``) recomputes each group with new records from all of its records, the five group tables sharing
+one record sequence (``group_history``), and replaces that group's rows in one commit.
+Tested on hand-built rows in tests/pipelines/gold/test_group_membership.py.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from schemas.group_membership import TABLE
+from pyspark.sql import types as T
+
+from schemas.table_spec import DELETION_VECTORS, GROUP_CLUSTERING, Incremental, TableSpec, column
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+
+
+TABLE = TableSpec(
+    name="gold.group_membership",
+    description=(
+        "One row per member id seen in a classic group's GroupMetadata records (SCD2). Times are what records "
+        "show: a member that joined and left within one rebalance never appears. KIP-848 members (group_type "
+        "'consumer'): from their ConsumerGroupMemberMetadata record to its tombstone (left or fenced), one row "
+        "per stay and subscription: a member record with other SubscribedTopicNames or SubscribedTopicRegex "
+        "closes the row and opens the next one at the same time (a fenced member rejoining with its member id "
+        "gets another row too)."
+    ),
+    schema=T.StructType([
+        column("cluster_name", T.StringType(), "the cluster", False),
+        column("group", T.StringType(), "consumer group id", False),
+        column("member_id", T.StringType(), "member id (client id or group.instance.id + '-' + UUID)", False),
+        column("group_instance_id", T.StringType(), "static membership id (KIP-345); null for dynamic members"),
+        column("client_id", T.StringType(), "client.id"),
+        column("client_host", T.StringType(), "host the member connected from"),
+        column("session_timeout_ms", T.IntegerType(),
+               "session timeout (last record); null for KIP-848 members (a broker setting), except classic "
+               "members of a consumer group (upgrade path)"),
+        column("rebalance_timeout_ms", T.IntegerType(), "rebalance timeout, max.poll.interval.ms (last record)"),
+        column("valid_from", T.TimestampType(),
+               "first record listing it: its generation's start (currentStateTimestamp), or the record time of "
+               "a static member swap. The JoinGroup itself was earlier and is not persisted", False),
+        column("valid_to", T.TimestampType(),
+               "the first later record without it (next generation's start, a swap, Empty or the tombstone): "
+               "an upper bound of when it left; KIP-848: also the record that changed its subscription, "
+               "where its next row starts; null while the row is current"),
+        column("first_generation", T.IntegerType(),
+               "first recorded generation listing it; KIP-848: the group epoch after its join", False),
+        column("last_generation", T.IntegerType(),
+               "last recorded generation listing it; KIP-848: the last group epoch it was a member in", False),
+        column("group_type", T.StringType(),
+               "'classic' (GroupMetadata records) or 'consumer' (KIP-848, group.protocol=consumer: group epochs)",
+               False),
+        column("rack_id", T.StringType(), "client.rack (KIP-848 members); null otherwise"),
+        column("subscribed_topics", T.ArrayType(T.StringType(), False),
+               "subscribed topic names as recorded (last record); KIP-848: SubscribedTopicNames, the same "
+               "for the whole row (a change opens a new row)"),
+        column("subscribed_topic_regex", T.StringType(),
+               "KIP-848 regex subscription (SubscribedTopicRegex), the same for the whole row"),
+        column("server_assignor", T.StringType(), "KIP-848 group.remote.assignor the member asked for, if any"),
+        column("first_member_epoch", T.IntegerType(),
+               "KIP-848: lowest member epoch in its current-assignment records during the stay; null for classic"),
+        column("last_member_epoch", T.IntegerType(),
+               "KIP-848: highest member epoch in its current-assignment records during the stay; null for classic"),
+    ]),
+    key=("cluster_name", "group", "member_id", "valid_from"),
+    cluster_by=GROUP_CLUSTERING,
+    properties=(DELETION_VECTORS,),  # each refresh replaces the rows of the groups that changed
+    incremental=Incremental.REPLACE_TOUCHED_GROUPS,
+)
 
 
 def group_membership(member_rows: DataFrame) -> DataFrame:

@@ -1,16 +1,49 @@
-"""gold.offset_commit_rate: offset commit records per group per minute."""
+"""gold.offset_commit_rate: offset commit records per group per minute.
+
+The table's whole definition (issue 14, item 7): ``TABLE`` (schema, key, clustering, properties),
+the build step (``offset_commit_rate``: the full rebuild from silver.offset_commits) and the incremental
+strategy (``Incremental.RECOUNT_TOUCHED_KEYS``, ``merge_rates``: the (group, minute) pairs the new commits fall
+in, recounted from silver and MERGEd).
+Tested on hand-built rows in tests/pipelines/gold/test_offset_commit_rate.py.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import TYPE_CHECKING
 
+from pyspark.sql import types as T
+
 from conf.settings import Settings
 from pipelines.delta_tables import table_path
-from schemas.offset_commit_rate import TABLE
+from schemas.table_spec import DELETION_VECTORS, GROUP_CLUSTERING, Incremental, TableSpec, column
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
+
+
+TABLE = TableSpec(
+    name="gold.offset_commit_rate",
+    description="Offset commit records per group per minute of commit time (tombstones not counted).",
+    schema=T.StructType([
+        column("cluster_name", T.StringType(), "the cluster the commits were read from", False),
+        column("group", T.StringType(), "consumer group id", False),
+        column("minute", T.TimestampType(), "start of the minute (UTC) of the commit timestamp", False),
+        column("commit_records", T.LongType(), "offset commit records written in the minute (one per partition)",
+               False),
+        column("commit_requests", T.LongType(),
+               "distinct commit timestamps in the minute: approximately the OffsetCommit requests, since one "
+               "request writes all its partitions with the same timestamp", False),
+        column("partitions", T.LongType(), "distinct topic-partitions committed in the minute", False),
+    ]),
+    key=("cluster_name", "group", "minute"),
+    cluster_by=GROUP_CLUSTERING,
+    # Deletion vectors (issue 14, item 4): every refresh MERGEs a few keys into this table; with them a
+    # MERGE marks the rows it replaces instead of rewriting each file that holds one. The dashboard
+    # reads such tables through delta-rs's DataFusion engine (dashboard/read.py), which applies them.
+    properties=(DELETION_VECTORS,),
+    incremental=Incremental.RECOUNT_TOUCHED_KEYS,
+)
 
 KEY = ("cluster_name", "group", "minute")
 _DAY = dt.timedelta(days=1)

@@ -36,48 +36,28 @@ from typing import TYPE_CHECKING
 
 from conf.settings import Settings
 from pipelines.delta_tables import ensure_current_table, ensure_table, read_table, table_path
+from pipelines.gold.committed_offsets import TABLE as COMMITTED_OFFSETS
+from pipelines.gold.group_generations import TABLE as GROUP_GENERATIONS
+from pipelines.gold.group_membership import TABLE as GROUP_MEMBERSHIP
+from pipelines.gold.group_state_history import TABLE as GROUP_STATE_HISTORY
+from pipelines.gold.offset_commit_rate import TABLE as OFFSET_COMMIT_RATE
+from pipelines.gold.partition_assignments import TABLE as PARTITION_ASSIGNMENTS
+from pipelines.gold.rebalance_events import TABLE as REBALANCE_EVENTS
 from pipelines.spark_jobs import run_together
-from schemas import (
-    committed_offsets as committed_offsets_schema,
-)
-from schemas import (
-    consumer_group_records,
-    group_members,
-    group_metadata,
-    offset_commits,
-    refresh_state,
-    topic_names,
-)
-from schemas import (
-    group_generations as group_generations_schema,
-)
-from schemas import (
-    group_membership as group_membership_schema,
-)
-from schemas import (
-    group_state_history as group_state_history_schema,
-)
-from schemas import (
-    offset_commit_rate as offset_commit_rate_schema,
-)
-from schemas import (
-    partition_assignments as partition_assignments_schema,
-)
-from schemas import (
-    rebalance_events as rebalance_events_schema,
-)
-from schemas.table_spec import TableSpec
+from schemas import consumer_group_records, group_members, group_metadata, offset_commits, refresh_state, topic_names
+from schemas.table_spec import Incremental, TableSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 SOURCES: tuple[TableSpec, ...] = (offset_commits.TABLE, group_metadata.TABLE, group_members.TABLE,
                                   consumer_group_records.TABLE, topic_names.TABLE)
-GROUP_TABLES: tuple[TableSpec, ...] = (
-    group_generations_schema.TABLE, group_membership_schema.TABLE, partition_assignments_schema.TABLE,
-    group_state_history_schema.TABLE, rebalance_events_schema.TABLE,
-)
-GOLD: tuple[TableSpec, ...] = (committed_offsets_schema.TABLE, offset_commit_rate_schema.TABLE, *GROUP_TABLES)
+GOLD: tuple[TableSpec, ...] = (COMMITTED_OFFSETS, OFFSET_COMMIT_RATE, GROUP_GENERATIONS, GROUP_MEMBERSHIP,
+                                PARTITION_ASSIGNMENTS, GROUP_STATE_HISTORY, REBALANCE_EVENTS)
+"""The gold tables a refresh writes, each by the strategy its module declares (``TableSpec.incremental``)."""
+GROUP_TABLES: tuple[TableSpec, ...] = tuple(
+    spec for spec in GOLD if spec.incremental is Incremental.REPLACE_TOUCHED_GROUPS)
+"""Recomputed for the groups with new records (``group_tables``) and replaced by group (``replace_groups``)."""
 
 
 @dataclass(frozen=True)
@@ -130,17 +110,17 @@ def group_tables(metadata: DataFrame, members: DataFrame, settings: Settings,
     if materialize:
         member_rows, transition_rows = member_rows.localCheckpoint(), transition_rows.localCheckpoint()
     consumer = consumer or {}
-    events = rebalance_events(transition_rows, settings, consumer.get(rebalance_events_schema.TABLE.name))
+    events = rebalance_events(transition_rows, settings, consumer.get(REBALANCE_EVENTS.name))
     frames = {
-        group_generations_schema.TABLE.name: group_generations(sequence, transition_rows),
-        group_membership_schema.TABLE.name: group_membership(member_rows),
-        partition_assignments_schema.TABLE.name: partition_assignments(member_rows),
-        group_state_history_schema.TABLE.name: group_state_history(sequence),
+        GROUP_GENERATIONS.name: group_generations(sequence, transition_rows),
+        GROUP_MEMBERSHIP.name: group_membership(member_rows),
+        PARTITION_ASSIGNMENTS.name: partition_assignments(member_rows),
+        GROUP_STATE_HISTORY.name: group_state_history(sequence),
     }
     for name, rows in consumer.items():
         if name in frames:
             frames[name] = frames[name].unionByName(rows)
-    return {**frames, rebalance_events_schema.TABLE.name: events}
+    return {**frames, REBALANCE_EVENTS.name: events}
 
 
 def full_rebuild(spark: SparkSession, settings: Settings, silver: dict[str, DataFrame] | None = None
@@ -165,8 +145,8 @@ def full_rebuild(spark: SparkSession, settings: Settings, silver: dict[str, Data
     consumer = (consumer_group_tables(records, [commits, *([named] if named is not None else [])])
                 if has_consumer_groups(records) else None)
     frames = group_tables(rows(group_metadata.TABLE), rows(group_members.TABLE), settings, consumer, commits)
-    return {committed_offsets_schema.TABLE.name: committed_offsets(commits),
-            offset_commit_rate_schema.TABLE.name: offset_commit_rate(commits), **frames}
+    return {COMMITTED_OFFSETS.name: committed_offsets(commits),
+            OFFSET_COMMIT_RATE.name: offset_commit_rate(commits), **frames}
 
 
 def rebuild_differences(spark: SparkSession, settings: Settings, silver: dict[str, DataFrame] | None = None
@@ -244,21 +224,21 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
     commits = changes.get(offset_commits.TABLE.name)
     if commits is not None and commits.rows is not None:
         if commits.full:
-            replace_groups(settings, committed_offsets_schema.TABLE, committed_offsets(commits.rows), None)
-            on_written((committed_offsets_schema.TABLE.name,))
-            replace_groups(settings, offset_commit_rate_schema.TABLE, offset_commit_rate(commits.rows), None)
-            on_written((offset_commit_rate_schema.TABLE.name,))
+            replace_groups(settings, COMMITTED_OFFSETS, committed_offsets(commits.rows), None)
+            on_written((COMMITTED_OFFSETS.name,))
+            replace_groups(settings, OFFSET_COMMIT_RATE, offset_commit_rate(commits.rows), None)
+            on_written((OFFSET_COMMIT_RATE.name,))
         else:
             # Two tables, two MERGEs that read the same (checkpointed) changes: side by side, as the group tables
             # below (on 2,000 commits each MERGE took 3-4 s, mostly Delta's fixed cost of a MERGE; 2026-11-27).
             silver_commits = _read_version(spark, settings, offset_commits.TABLE, commits.version)
             run_together(spark, [
-                _announced(committed_offsets_schema.TABLE, on_written,
+                _announced(COMMITTED_OFFSETS, on_written,
                            lambda: merge_commits(spark, settings, commits.rows)),
-                _announced(offset_commit_rate_schema.TABLE, on_written,
+                _announced(OFFSET_COMMIT_RATE, on_written,
                            lambda: merge_rates(spark, settings, commits.rows, silver_commits))],
                 settings.gold.concurrent_writes)
-        written += (committed_offsets_schema.TABLE.name, offset_commit_rate_schema.TABLE.name)
+        written += (COMMITTED_OFFSETS.name, OFFSET_COMMIT_RATE.name)
 
     scope = with_groups(touched_groups(changes), newly_named_groups(spark, settings, changes))
     if scope is not None and scope.groups != []:
@@ -291,8 +271,8 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
             # Topic ids are named from commits that carry them, silver.topic_names and names gold has.
             from pipelines.topic_names import topic_names as named_topic_ids
 
-            known = [read_table(spark, settings, committed_offsets_schema.TABLE),
-                     read_table(spark, settings, partition_assignments_schema.TABLE)]
+            known = [read_table(spark, settings, COMMITTED_OFFSETS),
+                     read_table(spark, settings, PARTITION_ASSIGNMENTS)]
             if commits is not None and commits.rows is not None:
                 known.append(commits.rows)
             named = named_topic_ids(spark, settings)
@@ -382,11 +362,11 @@ def newly_named_groups(spark: SparkSession, settings: Settings, changes: dict[st
 
     named = [change.rows for name, change in changes.items()
              if name in (topic_names.TABLE.name, offset_commits.TABLE.name) and change.rows is not None]
-    if not named or not table_exists(settings, partition_assignments_schema.TABLE):
+    if not named or not table_exists(settings, PARTITION_ASSIGNMENTS):
         return []
     ids = reduce(lambda a, b: a.unionByName(b), [rows.filter(F.col("topic_id").isNotNull())
                                                  .select("cluster_name", "topic_id") for rows in named])
-    unnamed = read_table(spark, settings, partition_assignments_schema.TABLE).filter(
+    unnamed = read_table(spark, settings, PARTITION_ASSIGNMENTS).filter(
         F.col("topic").isNull() & F.col("topic_id").isNotNull())
     return sorted((r["cluster_name"], r["group"]) for r in unnamed.join(ids, ["cluster_name", "topic_id"], "left_semi")
                   .select("cluster_name", "group").distinct().collect())

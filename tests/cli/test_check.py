@@ -10,7 +10,7 @@ import pytest
 import pipelines.spark_session
 from cli.main import main
 from pipelines.delta_tables import ensure_table, table_path
-from schemas import committed_offsets, partition_assignments
+from pipelines.gold import committed_offsets, partition_assignments
 from tests.quality.rows import at, frame
 
 

@@ -196,7 +196,8 @@ def test_the_main_job_on_a_standalone_cluster_with_the_warehouse_on_hdfs_gives_t
         report = tmp_path / f"check-{n}.json"
         _offsetlake("check", "--json", str(report), env=env, cwd=tmp_path, exit_codes=(0, 1))  # 1: critical failed
         checks.append(json.loads(report.read_text(encoding="utf-8")))
-    from schemas import consumer_lag, offsets_topic_records
+    from pipelines.gold import consumer_lag
+    from schemas import offsets_topic_records
 
     assert read_table(spark, remote, offsets_topic_records.TABLE).count() == len(records)
     # Lag from each run's own snapshot (taken at different times): the same offsets, lags and statuses.

@@ -20,8 +20,8 @@ import shutil
 import pytest
 
 from pipelines.delta_tables import read_table, table_path
+from pipelines.gold import committed_offsets
 from quality.checkpoint import SUITES, select_suites
-from schemas import committed_offsets
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark, pytest.mark.long]
 

@@ -14,7 +14,8 @@ import warnings
 import pytest
 
 from pipelines.delta_tables import read_table
-from schemas import committed_offsets, consumer_lag, group_generations, offset_commits
+from pipelines.gold import committed_offsets, consumer_lag, group_generations
+from schemas import offset_commits
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 

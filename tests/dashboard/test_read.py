@@ -11,7 +11,7 @@ import pytest
 from conf.settings import Settings
 from dashboard.read import read_with_delta_rs
 from pipelines.delta_tables import ensure_table, evolve_table, table_path
-from schemas import committed_offsets
+from pipelines.gold import committed_offsets
 
 pytestmark = pytest.mark.spark
 

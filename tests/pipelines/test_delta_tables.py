@@ -11,10 +11,11 @@ import pytest
 
 from dashboard.read import read_with_delta_rs
 from pipelines.delta_tables import ensure_current_table, ensure_table, evolve_table, table_path
+from pipelines.gold import committed_offsets, consumer_lag
 from pipelines.gold.refresh import GOLD, latest_version
 from pipelines.maintenance import maintain
 from quality.checkpoint import ENFORCED, run_checks
-from schemas import committed_offsets, consumer_group_records, consumer_lag, group_members, group_metadata
+from schemas import consumer_group_records, group_members, group_metadata
 
 pytestmark = [pytest.mark.spark]
 

@@ -81,9 +81,9 @@ def test_a_run_first_takes_into_gold_what_silver_holds_beyond_it_though_no_recor
     from broker.workload import create_topic
     from decoders import encode_record
     from pipelines.delta_tables import read_table
+    from pipelines.gold import committed_offsets
     from pipelines.ingest import IngestOptions, ensure_tables, write_batch
     from pipelines.main_job import MainJobOptions, run_main_job
-    from schemas import committed_offsets
 
     settings = settings_for()
     topic = f"quiet-after-ingest-{uuid.uuid4().hex[:8]}"

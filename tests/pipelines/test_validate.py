@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from pipelines.delta_tables import read_table
+from pipelines.gold.committed_offsets import TABLE as COMMITTED_OFFSETS
 from pipelines.validation import check, expected_rebalance_events, validate
-from schemas.committed_offsets import TABLE as COMMITTED_OFFSETS
 from schemas.validation_diffs import TABLE as DIFFS
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]

@@ -16,17 +16,14 @@ import pytest
 
 import cli.check
 from pipelines.delta_tables import read_table, table_path
+from pipelines.gold import committed_offsets, consumer_lag, group_generations, partition_assignments
 from quality.checkpoint import ENFORCED, SUITES, run_checks
 from schemas import (
-    committed_offsets,
-    consumer_lag,
     data_quality_results,
-    group_generations,
     group_members,
     group_metadata,
     offset_commits,
     offsets_topic_records,
-    partition_assignments,
     quarantine,
 )
 

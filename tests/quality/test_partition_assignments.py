@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from pipelines.gold import partition_assignments as assignments_table
 from quality import partition_assignments
 from quality.checkpoint import violations
-from schemas import partition_assignments as assignments_table
 from tests.quality.rows import at, frame
 
 pytestmark = pytest.mark.spark

@@ -15,10 +15,10 @@ from broker.workload import create_topic, produce_messages
 from conf.settings import KafkaSettings, Settings
 from pipelines.delta_tables import read_table
 from pipelines.end_offsets import snapshot_end_offsets
+from pipelines.gold.group_membership import TABLE as MEMBERSHIP
+from pipelines.gold.partition_assignments import TABLE as ASSIGNMENTS
 from pipelines.gold.refresh import GROUP_TABLES, full_rebuild, refresh_gold
 from pipelines.ingest import IngestOptions, run_ingest
-from schemas.group_membership import TABLE as MEMBERSHIP
-from schemas.partition_assignments import TABLE as ASSIGNMENTS
 from tests.ingest_scope import from_now_on
 
 PARTITIONS = 4

@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from pipelines.delta_tables import ensure_table, read_table, table_path
-from pipelines.gold.committed_offsets import committed_offsets, merge_commits
-from schemas.committed_offsets import TABLE
+from pipelines.gold.committed_offsets import TABLE, committed_offsets, merge_commits
 from schemas.offset_commits import TABLE as SILVER
 
 pytestmark = pytest.mark.spark

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.gold.group_generations import group_generations
+from pipelines.gold.group_generations import TABLE, group_generations
 from pipelines.gold.group_history import record_sequence, record_summaries
 from pipelines.gold.rebalance_events import transitions
-from schemas.group_generations import TABLE
 from tests.pipelines.gold.classic_history import at, seconds, silver_frames
 
 pytestmark = pytest.mark.spark

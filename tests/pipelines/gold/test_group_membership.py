@@ -1,6 +1,6 @@
 """pipelines/gold/group_membership.py on small hand-built silver rows: each member's stay in a classic group.
 
-As the table's documentation promises (schemas/group_membership.py): a stay starts at the first record
+As the table's documentation promises (pipelines/gold/group_membership.py): a stay starts at the first record
 listing the member -- its generation's start (currentStateTimestamp), or a static member swap's record
 time -- and ends at the first later record without it (the next generation's start, a swap, Empty),
 null while it is still listed; the member's settings are those of its last record.

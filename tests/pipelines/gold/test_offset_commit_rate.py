@@ -15,8 +15,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from pipelines.delta_tables import ensure_table, read_table, table_path
-from pipelines.gold.offset_commit_rate import merge_rates, offset_commit_rate
-from schemas.offset_commit_rate import TABLE
+from pipelines.gold.offset_commit_rate import TABLE, merge_rates, offset_commit_rate
 from schemas.offset_commits import TABLE as SILVER
 
 pytestmark = pytest.mark.spark

@@ -2,7 +2,7 @@
 
 The rows go through what the refresh runs before it (``group_history.record_sequence`` and
 ``member_sequence``), so the times are those the table's documentation promises
-(schemas/partition_assignments.py): ``valid_from`` is the append time of the first record holding the
+(pipelines/gold/partition_assignments.py): ``valid_from`` is the append time of the first record holding the
 assignment; ``valid_to`` is the first later record without it -- the next generation's start (its
 currentStateTimestamp), a static member's id swap, the group going Empty -- and null while current.
 """

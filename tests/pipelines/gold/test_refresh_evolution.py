@@ -8,8 +8,8 @@ import pytest
 from pyspark.sql import types as T
 
 from pipelines.delta_tables import ensure_table, read_table
+from pipelines.gold import partition_assignments, rebalance_events
 from pipelines.gold.refresh import GROUP_TABLES, ensure_gold_tables, replace_groups
-from schemas import partition_assignments, rebalance_events
 
 pytestmark = [pytest.mark.spark]
 
