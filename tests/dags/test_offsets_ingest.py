@@ -5,6 +5,10 @@ group each read all 60 messages of a 3-partition topic and commit, takes one end
 then runs the DAG: one task, ``offsetlake run --once`` (ingest, gold, lag in one JVM) as a CLI
 subprocess. Expected values come from the workload: messages go round-robin, so each partition
 holds 20 and both groups end committed at offset 20 on every partition, with nothing left to read.
+
+Marked ``long`` (``make test-long``, which CI runs) since 2026-11-28: the DAG's run is a process of its own with a
+CLI JVM (72 s of the suite's background work in the 23:57 run), and test-long builds it anyway for the
+data_quality DAG's tests (tests/dags/test_data_quality.py), so these four assertions cost it nothing more.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from pipelines.delta_tables import read_table
 from pipelines.gold import committed_offsets, consumer_lag, group_generations
 from schemas import offset_commits
 
-pytestmark = [pytest.mark.broker, pytest.mark.spark]
+pytestmark = [pytest.mark.broker, pytest.mark.spark, pytest.mark.long]
 
 PER_PARTITION = {0: 20, 1: 20, 2: 20}  # 60 messages round-robin over 3 partitions
 
