@@ -41,6 +41,10 @@ offsetlake-consumer-lag:<cluster>`` and ``txnVersion`` = the newest snapshot id
 written, so a re-run writes nothing. A snapshot is computed from the commits
 ingested when it is first refreshed; run ``ingest`` before ``lag``, or rebuild
 with ``full=True`` (overwrites the cluster's rows).
+What a refresh of new snapshots reads still grows with the history: every snapshot's high watermark and,
+in Spark, every offset record (``recent_records`` hands the Python replay only the last ``lag.intervals``
+records per group and partition before the new snapshots, and those after; 2026-11-28). Keeping each
+partition's replay state from one refresh to the next (Spark's state store, issue 14's item 1) is not done.
 
 The table's whole definition (issue 14, item 7): ``TABLE`` (schema, key, its CHECK constraints), the build step
 (``consumer_lag_frame``) and the incremental strategy (``Incremental.APPEND_NEW_SNAPSHOTS``,
@@ -59,7 +63,12 @@ from pyspark.sql import types as T
 
 from conf.settings import LagSettings, Settings
 from pipelines.burrow_status import CommitWindow, Status, commit_lag, evaluate_partition
-from pipelines.end_offsets import lag_in_messages, lag_seconds_from_message, lag_seconds_interpolated
+from pipelines.end_offsets import (
+    WatermarkHistory,
+    lag_in_messages,
+    lag_seconds_from_message,
+    lag_seconds_interpolated,
+)
 from schemas import consumer_group_records, group_metadata, offset_commits, partition_end_offsets
 from schemas.table_spec import Constraint, Incremental, TableSpec, column
 
@@ -186,6 +195,35 @@ class LagRefreshReport:
     newest_snapshot_id: int | None
 
 
+class _Replay:
+    """One group's offset records on one partition, taken in the order they were written up to a time: the record
+    in force (``current``; None before the first, or once deleted with the group) and Burrow's window of commits."""
+
+    def __init__(self, commits: list[Commit], snapshots: list[Snapshot], times: list[int], lag: LagSettings) -> None:
+        self.commits, self.snapshots, self.times = commits, snapshots, times
+        self.window = CommitWindow(lag.intervals, lag.min_distance_seconds)
+        self.current: Commit | None = None
+        self.taken = 0
+
+    def absorb(self, until_ms: int) -> None:
+        """Take the records written at or before ``until_ms``."""
+        while self.taken < len(self.commits) and self.commits[self.taken].time_ms <= until_ms:
+            commit = self.commits[self.taken]
+            self.taken += 1
+            if commit.group_removed:
+                if self.current is not None and self.current.offset is None:
+                    self.current = None  # deleted with the group: no row until it commits here again
+                continue
+            self.current = commit
+            if commit.offset is None:
+                self.window.clear()  # the offset was deleted: Burrow's history of it ends too
+                continue
+            # Lag stored with the commit, against the newest snapshot taken at or before it.
+            known = bisect.bisect_right(self.times, commit.time_ms) - 1
+            self.window.add(commit.offset, commit.time_ms,
+                            commit_lag(self.snapshots[known].latest if known >= 0 else None, commit.offset))
+
+
 def partition_rows(cluster: str, topic: str, partition: int, snapshots: list[Snapshot], commits: list[Commit],
                    lag: LagSettings, after_snapshot_id: int | None = None) -> Iterator[dict[str, Any]]:
     """gold.consumer_lag rows of one partition (pure Python).
@@ -193,34 +231,28 @@ def partition_rows(cluster: str, topic: str, partition: int, snapshots: list[Sna
     ``snapshots`` and ``commits`` are in time order (commits in the order they
     were written to __consumer_offsets). Rows are produced for snapshots with
     ``snapshot_id > after_snapshot_id``; the older ones still build the windows.
+
+    The commits up to the last older snapshot are taken in one pass, not snapshot by snapshot (the older
+    snapshots give no row, so stepping through them only added a loop over every snapshot ever taken, per
+    group), and the interpolation reads the high-watermark history through ``WatermarkHistory`` (a binary
+    search instead of a scan per row): the same rows, at a cost that no longer grows with the history per row.
     """
     times = [s.snapshot_id for s in snapshots]
-    history = [(s.snapshot_id, s.latest) for s in snapshots]
+    watermarks = WatermarkHistory.of([(s.snapshot_id, s.latest) for s in snapshots])
+    first = 0 if after_snapshot_id is None else bisect.bisect_right(times, after_snapshot_id)
     by_group: dict[str, list[Commit]] = {}
     for c in commits:
         by_group.setdefault(c.group, []).append(c)
 
     for group, group_commits in sorted(by_group.items()):
-        window = CommitWindow(lag.intervals, lag.min_distance_seconds)
-        current: Commit | None = None
-        next_commit = 0
-        for index, snap in enumerate(snapshots):
-            while next_commit < len(group_commits) and group_commits[next_commit].time_ms <= snap.snapshot_id:
-                commit = group_commits[next_commit]
-                next_commit += 1
-                if commit.group_removed:
-                    if current is not None and current.offset is None:
-                        current = None  # deleted with the group: no row until it commits here again
-                    continue
-                current = commit
-                if commit.offset is None:
-                    window.clear()  # the offset was deleted: Burrow's history of it ends too
-                    continue
-                # Lag stored with the commit, against the newest snapshot taken at or before it.
-                known = bisect.bisect_right(times, commit.time_ms) - 1
-                window.add(commit.offset, commit.time_ms, commit_lag(snapshots[known].latest if known >= 0 else None,
-                                                                     commit.offset))
-            if current is None or (after_snapshot_id is not None and snap.snapshot_id <= after_snapshot_id):
+        replay = _Replay(group_commits, snapshots, times, lag)
+        if first > 0:
+            replay.absorb(snapshots[first - 1].snapshot_id)
+        for index in range(first, len(snapshots)):
+            snap = snapshots[index]
+            replay.absorb(snap.snapshot_id)
+            current, window = replay.current, replay.window
+            if current is None:
                 continue
             committed = current.offset
             messages = lag_in_messages(committed, snap.earliest, snap.latest)
@@ -233,7 +265,7 @@ def partition_rows(cluster: str, topic: str, partition: int, snapshots: list[Sna
                 "commit_ahead_of_snapshot": messages.commit_ahead_of_snapshot,
                 "committed_below_log_start": messages.committed_below_log_start,
                 "lag_seconds_interpolated": lag_seconds_interpolated(
-                    history[:index + 1], snap.snapshot_id, committed, snap.earliest, messages.lag),
+                    watermarks.upto(index + 1), snap.snapshot_id, committed, snap.earliest, messages.lag),
                 "lag_seconds_message_timestamp": lag_seconds_from_message(snap.snapshot_id, message_ms, messages.lag),
                 "committed_message_ms": message_ms,
                 "partition_status": None, "window_commits": 0, "window_complete": 0.0,
@@ -314,11 +346,15 @@ def consumer_lag_frame(spark: SparkSession, settings: Settings, after_snapshot_i
     from pipelines.delta_tables import read_table
 
     cluster = F.col("cluster_name") == settings.cluster_name
+    # The messages at the committed offsets matter only to the snapshots that get rows; the older ones give the
+    # high-watermark history (and the newest one before each commit), not their arrays.
+    with_rows = F.lit(True) if after_snapshot_id is None else F.col("snapshot_id") > after_snapshot_id
     snaps = read_table(spark, settings, END_OFFSETS).filter(cluster).select(
         "cluster_name", "topic", "partition", "snapshot_id", "earliest_offset", "latest_offset",
         "last_stable_offset",
-        F.transform("committed_messages", lambda m: m["offset"]).alias("message_offsets"),
-        F.transform("committed_messages", lambda m: F.unix_millis(m["message_timestamp"])).alias("message_ms"),
+        F.when(with_rows, F.transform("committed_messages", lambda m: m["offset"])).alias("message_offsets"),
+        F.when(with_rows, F.transform("committed_messages", lambda m: F.unix_millis(m["message_timestamp"])))
+        .alias("message_ms"),
     )
     offsets = read_table(spark, settings, COMMITS).filter(cluster).select(
         "cluster_name", "topic", "partition", "group", "offset", "is_tombstone",
@@ -333,6 +369,8 @@ def consumer_lag_frame(spark: SparkSession, settings: Settings, after_snapshot_i
         "cluster_name", "topic", "partition", "group", F.lit(None).cast("bigint").alias("offset"),
         F.lit(True).alias("is_tombstone"), "time_ms", "source_partition", "source_offset",
         F.lit(True).alias("group_removed")))
+    if after_snapshot_id is not None and settings.lag.min_distance_seconds == 0:
+        commits = recent_records(commits, after_snapshot_id, settings.lag.intervals)
     keys = ["cluster_name", "topic", "partition"]
     schema = ", ".join(f"`{name}` {kind}" for name, kind in _ROW_COLUMNS)
     rows = snaps.groupBy(*keys).cogroup(commits.groupBy(*keys)).applyInPandas(
@@ -357,6 +395,30 @@ def consumer_lag_frame(spark: SparkSession, settings: Settings, after_snapshot_i
         "partition_status", "window_commits", "window_complete", group_status.alias("group_status"),
         F.sum("lag").over(per_group).alias("group_lag"), F.to_date(snapshot_time).alias("snapshot_date"),
     )
+
+
+def recent_records(commits: DataFrame, after_snapshot_id: int, intervals: int) -> DataFrame:
+    """The offset records a refresh of the snapshots after ``after_snapshot_id`` needs, of all ``commits``.
+
+    ``partition_rows`` replays a group's records on a partition in the order they were written; what the
+    records up to ``after_snapshot_id`` leave behind is the record in force and Burrow's window, the last
+    ``intervals`` commits since the last offset tombstone (with ``min_distance_seconds`` 0, Burrow's default, no
+    commit merges into an earlier one, so the window is exactly those). Both are decided by the last
+    ``intervals`` records before that time, whatever came earlier: those are kept, with every record after it
+    and every group tombstone (few; one before the kept records finds no deleted offset in force and changes
+    nothing). So the Python replay reads what is new plus ``intervals`` records per (group, partition) instead
+    of the whole history, and gives the same rows (a test compares them with a replay of everything). With
+    ``min_distance_seconds`` above 0 the window's entries depend on where each run of close commits began,
+    which can lie before any cut: the caller passes every record then.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    new = F.col("time_ms") > after_snapshot_id
+    latest_first = Window.partitionBy("cluster_name", "topic", "partition", "group", "group_removed", new).orderBy(
+        F.col("time_ms").desc(), F.col("source_partition").desc(), F.col("source_offset").desc())
+    return (commits.withColumn("_recent", F.row_number().over(latest_first))
+            .filter(F.col("group_removed") | new | (F.col("_recent") <= intervals)).drop("_recent"))
 
 
 def app_id(settings: Settings) -> str:

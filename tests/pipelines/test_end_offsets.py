@@ -6,11 +6,14 @@ import time
 import uuid
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from broker.workload import create_topic
 from pipelines.delta_tables import read_table
 from pipelines.end_offsets import (
     TABLE,
+    WatermarkHistory,
     CommittedMessage,
     EndOffsetsError,
     append_snapshot,
@@ -195,6 +198,26 @@ def test_interpolation_finds_when_the_high_watermark_passed_the_offset() -> None
     assert interpolated_time_at_offset(history, 200) == 25_000.0
     assert interpolated_time_at_offset(history, 300) is None  # not reached yet
     assert interpolated_time_at_offset([(5_000, 40), (10_000, 80)], 20) is None  # before the history starts
+
+
+@given(st.lists(st.integers(0, 50), max_size=30), st.booleans(), st.integers(-1, 60), st.data())
+def test_a_watermark_history_interpolates_every_prefix_as_the_plain_scan_does(
+        steps: list[int], rising: bool, offset: int, data: st.DataObject) -> None:
+    """Rising histories (the binary search) and any others (handed to the scan), over each prefix of them."""
+    latest = [sum(steps[:i + 1]) for i in range(len(steps))] if rising else steps
+    history = [(1_000 * (i + 1), o) for i, o in enumerate(latest)]
+    end = data.draw(st.integers(0, len(history)))
+    assert WatermarkHistory.of(history).upto(end).time_at_offset(offset) == \
+        interpolated_time_at_offset(history[:end], offset)
+
+
+def test_a_watermark_history_that_went_down_is_read_as_the_plain_scan_reads_it() -> None:
+    history = [(0, 0), (10_000, 100), (20_000, 30), (30_000, 300)]  # the topic was re-created at 20 s
+    watermarks = WatermarkHistory.of(history)
+    assert not watermarks.rising
+    # The last snapshot at or below 50 is the one at 20 s (30), the bracket (20 s, 30)-(30 s, 300).
+    assert watermarks.time_at_offset(50) == interpolated_time_at_offset(history, 50) == \
+        20_000 + (50 - 30) * 10_000 / (300 - 30)
 
 
 def test_lag_in_seconds_by_interpolation_ages_the_oldest_unread_message() -> None:

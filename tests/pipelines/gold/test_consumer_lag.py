@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import time
 import uuid
 
@@ -54,6 +56,100 @@ def test_a_group_tombstone_that_leaves_the_offset_in_place_ends_nothing() -> Non
 def test_a_group_deleted_before_it_ever_committed_here_is_not_affected_later() -> None:
     assert _lag([Commit("g", None, 200, group_removed=True), Commit("g", 5, 500)]) == [
         (1000, 5, 1), (3000, 5, 1), (5000, 5, 1)]
+
+
+# -- consumer_lag_frame on hand-built silver tables (Spark, no broker) ---------------------------------------
+
+T0 = 1_700_000_000_000  # epoch ms of the first snapshot
+
+
+def _at(ms: int) -> dt.datetime:
+    return dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=ms)
+
+
+def _silver_history(spark, settings) -> None:  # type: ignore[no-untyped-def]
+    """20 snapshots a second apart of t/0 and t/1, and the offset records of six groups around them."""
+    from pipelines.delta_tables import ensure_table, table_path
+    from schemas import consumer_group_records, group_metadata, offset_commits, partition_end_offsets
+
+    ensure_table(spark, settings, consumer_group_records.TABLE)  # no KIP-848 group here
+    position = iter(range(1_000_000))
+
+    def record(group: str, partition: int, ms: int, offset: int | None) -> dict:
+        return {"cluster_name": settings.cluster_name, "source_topic": "__consumer_offsets", "source_partition": 0,
+                "source_offset": next(position), "record_timestamp": _at(ms), "group": group, "topic": "t",
+                "partition": partition, "offset": offset, "leader_epoch": None, "metadata": None,
+                "commit_timestamp": None if offset is None else _at(ms), "expire_timestamp": None, "topic_id": None,
+                "is_tombstone": offset is None, "record_type": 1, "value_version": 4, "commit_date": _at(ms).date()}
+
+    rows = []
+    for partition in (0, 1):
+        rows += [record("busy", partition, T0 - 500 + 150 * i, 10 * i) for i in range(130)]  # ~7 a snapshot
+        rows += [record("quiet", partition, T0 - 900, 3), record("quiet", partition, T0 + 400, 4)]  # long ago
+        rows += [record("steady", partition, T0 + 2_000 * i + 5, 50 * i) for i in range(10)]  # every other one
+        rows += [record("reset", partition, T0 + 1_000 * i + 10, 20 * i) for i in range(12)]
+        rows += [record("reset", partition, T0 + 12_500, None), record("reset", partition, T0 + 16_000, 500)]
+        rows += [record("gone", partition, T0 + 1_000 * i + 20, 30 * i) for i in range(9)]
+        rows += [record("gone", partition, T0 + 9_000, None)]  # DeleteGroups: the offset tombstones, ...
+    rows += [record("late", 0, T0 + 15_500 + i, 40 + i) for i in range(5)]  # a group that starts late
+    frames = {offset_commits.TABLE: rows}
+    gone = {**{k: v for k, v in record("gone", 0, T0 + 9_000, None).items()
+               if k in group_metadata.TABLE.schema.fieldNames()}, "is_tombstone": True}  # ... then the group's
+    frames[group_metadata.TABLE] = [{name: gone.get(name) for name in group_metadata.TABLE.schema.fieldNames()}]
+    frames[partition_end_offsets.TABLE] = [{
+        "cluster_name": settings.cluster_name, "snapshot_id": T0 + 1_000 * i, "snapshot_time": _at(T0 + 1_000 * i),
+        "topic": "t", "partition": partition, "earliest_offset": 0, "latest_offset": 100 + 60 * i,
+        "last_stable_offset": 100 + 60 * i, "committed_messages": [], "snapshot_date": _at(T0 + 1_000 * i).date(),
+        "topic_id": None} for i in range(20) for partition in (0, 1)]
+    for spec, table_rows in frames.items():
+        ensure_table(spark, settings, spec)
+        spark.createDataFrame(table_rows, spec.schema).write.format("delta").mode("append").save(
+            table_path(settings, spec))
+
+
+def test_lag_for_new_snapshots_from_the_recent_records_is_the_replay_of_the_whole_history(
+        spark, warehouse_settings) -> None:  # type: ignore[no-untyped-def]
+    from pyspark.sql import functions as F
+
+    from pipelines.gold.consumer_lag import consumer_lag_frame, recent_records
+
+    settings = dataclasses.replace(warehouse_settings, lag=LagSettings(intervals=3))
+    _silver_history(spark, settings)
+    after = T0 + 11_000  # snapshots 12 to 19 are new
+    whole = consumer_lag_frame(spark, settings).filter(F.col("snapshot_id") > after)
+    recent = consumer_lag_frame(spark, settings, after)
+    expected = sorted(tuple(r) for r in whole.collect())
+    assert expected == sorted(tuple(r) for r in recent.collect())
+    # Every group is in the comparison, in the states that matter: a window full of commits (busy), a window
+    # that the first new snapshot still takes from before the cut (steady), an offset
+    # committed long before the cut (quiet), a window emptied by an offset tombstone after it (reset), a group
+    # deleted before it (gone: no row) and one that only starts after it (late).
+    groups = {r["group"]: r for r in whole.filter(F.col("snapshot_id") == T0 + 19_000)
+              .filter(F.col("partition") == 0).collect()}
+    assert set(groups) == {"busy", "steady", "quiet", "reset", "late"}
+    first_new = {r["group"]: r["window_commits"] for r in whole.filter(F.col("snapshot_id") == T0 + 12_000)
+                 .filter(F.col("partition") == 0).collect()}
+    assert first_new["steady"] == 3  # its commits at 6,005, 8,005 and 10,005 ms
+    assert (groups["quiet"]["committed_offset"], groups["reset"]["committed_offset"]) == (4, 500)
+    assert groups["busy"]["window_commits"] == 3
+
+    # What the replay was given: per (group, partition), the last 3 records up to the cut and all after it.
+    records = F.unix_millis(F.coalesce("commit_timestamp", "record_timestamp")).alias("time_ms")
+    from pipelines.delta_tables import read_table
+    from schemas import offset_commits
+
+    silver = read_table(spark, settings, offset_commits.TABLE).select(
+        "cluster_name", "topic", "partition", "group", records, "source_partition", "source_offset",
+        F.lit(False).alias("group_removed"))
+    kept = {(r["group"], r["partition"]): r["count"]
+            for r in recent_records(silver, after, 3).groupBy("group", "partition").count().collect()}
+    # busy: 3 up to the cut + its commits after it (T0-500+150i > T0+11,000 for i >= 77: 53 of 130);
+    # quiet: its 2; reset: 3 + (commits at 12,010 .. 11 x 1,000 + 10: i = 11, one) + tombstone + 500;
+    # steady: 3 + 4 (12,005 .. 18,005); gone: 3 (all before the cut); late: its 5 (all after).
+    assert kept == {**{("busy", p): 3 + 53 for p in (0, 1)}, **{("quiet", p): 2 for p in (0, 1)},
+                    **{("steady", p): 3 + 4 for p in (0, 1)},
+                    **{("reset", p): 3 + 1 + 2 for p in (0, 1)}, **{("gone", p): 3 for p in (0, 1)},
+                    ("late", 0): 5}
 
 
 # -- on the embedded broker --------------------------------------------------------------------------------
