@@ -13,9 +13,9 @@ from broker.workload import create_topic
 from pipelines.delta_tables import read_table
 from pipelines.end_offsets import (
     TABLE,
-    WatermarkHistory,
     CommittedMessage,
     EndOffsetsError,
+    WatermarkHistory,
     append_snapshot,
     interpolated_time_at_offset,
     lag_in_messages,
