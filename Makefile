@@ -67,7 +67,7 @@ test-cluster: setup
 # End-to-end runs of 20-85 s each in processes of their own (marked `long`): the ingest
 # killed with SIGKILL again and again, then `offsetlake run` to the end (about 85 s), and the
 # data_quality and offsets_ingest DAGs run by Airflow (about 40 s and 72 s, one run of offsets_ingest for
-# both DAGs' tests). Kept out of `make test`
+# both DAGs' tests), and `serve-sql`'s server (a JVM for its module, ~40 s). Kept out of `make test`
 # so that it stays within its ten minutes (it took 10 min 19 s of pytest with them, 2026-11-27 18:09);
 # CI runs all three targets (.ci/run).
 test-long: setup

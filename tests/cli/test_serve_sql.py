@@ -5,6 +5,10 @@ One server for the module, serving a copy of the run's sample warehouse (tests/d
 copied, not rebuilt, so that the rows and the table this module adds do not reach other modules). Expected
 answers come from the sample's story (its docstring): alpha rebalanced four times (two members joined, two
 left) and its lag was 0 at s1 and 100 at s2 and s3. Start-up and query times are printed, not asserted.
+
+Marked ``long`` (``make test-long``, which CI runs) since 2026-11-28: a server JVM of its own for the module
+(24 s to ready in the fresh-clone ``make test`` of 00:42, at load 3.4, and ~15 s of queries), in a suite that had
+reached 11 min 19 s of pytest at that load.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from tests.spark_conf import as_env as spark_conf_env
 
 ROOT = Path(__file__).resolve().parents[2]
 READY_TIMEOUT_SECONDS = 420.0
-pytestmark = [pytest.mark.broker, pytest.mark.spark, pytest.mark.jvm_process]
+pytestmark = [pytest.mark.broker, pytest.mark.spark, pytest.mark.jvm_process, pytest.mark.long]
 
 VIEWS = {f"{VIEW_SCHEMA}.{path.stem}" for path in VIEWS_DIR.glob("*.sql")}
 #: Created by the test below once the server is up (`offsetlake check` creates it; the sample never ran one).
