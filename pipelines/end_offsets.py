@@ -457,16 +457,14 @@ class WatermarkHistory:
         return t0 + (offset - o0) * (t1 - t0) / (o1 - o0)
 
 
-def lag_seconds_interpolated(history: Sequence[tuple[int, int]] | WatermarkHistory, now_ms: int,
-                             committed: int | None, earliest: int, lag: int | None) -> float | None:
+def lag_seconds_interpolated(history: WatermarkHistory, now_ms: int, committed: int | None, earliest: int,
+                             lag: int | None) -> float | None:
     """Estimator 1: seconds since the high watermark reached the oldest unread offset (interpolated)."""
     if committed is None or lag is None:
         return None
     if lag == 0:
         return 0.0
-    offset = oldest_unread_offset(committed, earliest)
-    reached = (history.time_at_offset(offset) if isinstance(history, WatermarkHistory)
-               else interpolated_time_at_offset(history, offset))
+    reached = history.time_at_offset(oldest_unread_offset(committed, earliest))
     return None if reached is None else max(0.0, (now_ms - reached) / 1000.0)
 
 

@@ -94,7 +94,7 @@ def merge_rates(spark: SparkSession, settings: Settings, new_commits: DataFrame,
                | (F.col("commit_timestamp").isNull() & F.col("record_timestamp").between(start, end)))
     touched = live.select(*KEY).distinct()
     candidates = all_commits.filter(F.col("commit_date").isin(window) & in_span).withColumn("minute", _minute())
-    recount = offset_commit_rate(candidates.join(F.broadcast(touched), list(KEY), "left_semi").drop("minute"))
+    recount = offset_commit_rate(candidates.join(F.broadcast(touched), list(KEY), "left_semi"))
     on = " AND ".join(f"t.`{c}` = s.`{c}`" for c in KEY)
     values = {c: f"s.`{c}`" for c in TABLE.schema.fieldNames()}
     (

@@ -221,7 +221,7 @@ def test_a_watermark_history_that_went_down_is_read_as_the_plain_scan_reads_it()
 
 
 def test_lag_in_seconds_by_interpolation_ages_the_oldest_unread_message() -> None:
-    history = [(0, 0), (10_000, 100), (30_000, 300)]
+    history = WatermarkHistory.of([(0, 0), (10_000, 100), (30_000, 300)])
     assert lag_seconds_interpolated(history, 30_000, committed=50, earliest=0, lag=250) == 25.0
     # Below the log start (60): the oldest message still there is at 60, reached at 6 s.
     assert lag_seconds_interpolated(history, 30_000, committed=10, earliest=60, lag=240) == 24.0
