@@ -126,7 +126,7 @@ def resolve(name: str, *, quiet: bool = True) -> tuple[ArtifactSet, bool]:
 UDF_PROJECT = PROJECT_ROOT / "jvm" / "offset-commit-udf"
 OFFSET_COMMIT_EXPRESSION_CLASS = "offsetlake.decode.OffsetCommitExpression"
 GROUP_METADATA_EXPRESSION_CLASS = "offsetlake.decode.GroupMetadataExpression"
-RECORD_TYPE_UDF_CLASS = "offsetlake.decode.RecordTypeUdf"
+RECORD_TYPE_EXPRESSION_CLASS = "offsetlake.decode.RecordTypeExpression"
 GROUP_RECORD_EXPRESSION_CLASS = "offsetlake.decode.GroupRecordExpression"
 
 

@@ -142,20 +142,19 @@ def register_jvm_udfs(spark: Any) -> None:
     """Register the JVM functions of ``jvm/offset-commit-udf`` (the jar is on ``spark.jars``,
     pipelines/spark_session.py); idempotent. ``build_spark_session`` calls it.
 
-    The three decodes are Catalyst expressions (``RecordDecodeExpression`` says why), registered by
-    their own static methods in the session's function registry; they report themselves
-    nondeterministic although they are not: Spark's optimizer would otherwise inline a
-    struct-valued function into every ``d.field`` that reads it (CollapseProject), running the
-    decode once per output column. The record-type UDF is built by a static Java method: py4j
-    would pick the untyped Scala overload of ``functions.udf``, which Spark refuses. Classes are
-    loaded through the thread's context class loader, which holds ``spark.jars``.
+    The three decodes and the record type are Catalyst expressions (``RecordDecodeExpression`` and
+    ``RecordTypeExpression`` say why), registered by their own static methods in the session's
+    function registry; the decodes report themselves nondeterministic although they are not:
+    Spark's optimizer would otherwise inline a struct-valued function into every ``d.field`` that
+    reads it (CollapseProject), running the decode once per output column. Classes are loaded
+    through the thread's context class loader, which holds ``spark.jars``.
     """
 
     from jvm.artifacts import (
         GROUP_METADATA_EXPRESSION_CLASS,
         GROUP_RECORD_EXPRESSION_CLASS,
         OFFSET_COMMIT_EXPRESSION_CLASS,
-        RECORD_TYPE_UDF_CLASS,
+        RECORD_TYPE_EXPRESSION_CLASS,
     )
 
     gateway = spark.sparkContext._gateway
@@ -174,7 +173,7 @@ def register_jvm_udfs(spark: Any) -> None:
         return jvm_class(class_name).getMethod(method, types).invoke(None, values)
 
     session = ("org.apache.spark.sql.classic.SparkSession", spark._jsparkSession)
-    spark._jsparkSession.udf().register(RECORD_TYPE_UDF, call_static(RECORD_TYPE_UDF_CLASS, "udf"))
+    call_static(RECORD_TYPE_EXPRESSION_CLASS, "register", session)
     call_static(OFFSET_COMMIT_EXPRESSION_CLASS, "register", session)
     group_type = spark._jsparkSession.parseDataType(_group_metadata_udf_type().json())
     call_static(GROUP_METADATA_EXPRESSION_CLASS, "register", session,
@@ -185,7 +184,7 @@ def register_jvm_udfs(spark: Any) -> None:
 
 
 def record_type_column(key: Column) -> Column:
-    """The key's leading big-endian int16, null when the key is shorter than two bytes (a JVM UDF)."""
+    """The key's leading big-endian int16, null when the key is shorter than two bytes (a JVM expression)."""
     from pyspark.sql import functions as F
 
     return F.call_function(RECORD_TYPE_UDF, key)

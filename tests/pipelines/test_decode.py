@@ -92,6 +92,9 @@ OFFSET_COMMITS = [
     # straight from the record's bytes and decodes the others (CanonicalReader's asciiByPosition).
     commit("grüppe", "orders", 1, {"offset": 8, "leader_epoch": 2, "metadata": "m", "commit_timestamp": 8}, 4),
     commit("g", "bestellungen-ä", 2, {"offset": 9, "leader_epoch": 2, "metadata": "ü", "commit_timestamp": 9}, 3),
+    # Longer than the eight bytes the JVM checks for ASCII at a time, not ASCII inside those words.
+    commit("grüppe-der-verbraucher", "bestellungen-des-tägeß", 3,
+           {"offset": 10, "leader_epoch": 2, "metadata": "metadaten-für-heute", "commit_timestamp": 10}, 4),
 ]
 
 
@@ -170,6 +173,12 @@ def test_unknown_types_null_keys_and_short_keys_are_quarantined_not_dropped(spar
         str(_decode_error(b"\x00", None)),
     ]
     assert rows[0]["record_type"] == 99
+
+
+def _key(group: bytes, topic: bytes, partition: int = 0) -> bytes:
+    """An OffsetCommitKey (type 1, v0) of these raw string bytes, valid UTF-8 or not."""
+    return (struct.pack(">hh", 1, len(group)) + group + struct.pack(">h", len(topic)) + topic
+            + struct.pack(">i", partition))
 
 
 def _decode_error(key: bytes, value: bytes | None) -> DecodeError:
@@ -549,6 +558,9 @@ def non_canonical_commits() -> list[tuple[str, bytes, bytes | None]]:
          + b"\xed\xa0\x80" + good_key[-4:], good_v3),
         ("a real U+FFFD in the group", good_key[:2] + struct.pack(">h", 3) + "\ufffd".encode() + good_key[5:],
          good_v3),
+        # Strings longer than eight bytes, which the JVM checks for ASCII a word at a time.
+        ("invalid utf-8 in the first eight bytes of a long group", _key(b"gr\xffppe-consumers", b"orders"), good_v3),
+        ("invalid utf-8 in the second eight bytes of a long topic", _key(b"g", b"orders-of-the-\xffday"), good_v3),
         ("non-minimal metadata length", good_key, _v4_value(b"\x00", metadata_length=b"\x81\x00")),
         ("non-minimal tag count", good_key, _v4_value(b"\x80\x00")),
         ("the topic id written with its default value", good_key, _v4_value(b"\x01\x00\x10" + bytes(16))),
@@ -647,6 +659,37 @@ def test_offset_commits_decode_the_same_in_generated_code_as_interpreted(spark, 
         with pytest.raises(DecodeError) as caught:
             decode_record(k, v)
         assert reasons[first_corrupt + i] == str(caught.value), label
+
+
+KEYS_AND_THEIR_TYPES = [(None, None), (b"", None), (b"\x01", None), (b"\x00\x01", 1), (b"\x00\x02group", 2),
+                        (b"\x00\x17", 23), (b"\x01\x00", 256), (b"\x7f\xff", 32767), (b"\xff\xfe\x00", -2)]
+
+
+def _record_types(spark):  # type: ignore[no-untyped-def]
+    """(each key's record type in Spark, the physical plan that computed them)."""
+    from pyspark.sql import functions as F
+
+    from pipelines.decode import record_type_column
+
+    frame = raw_frame(spark, [(key, None) for key, _ in KEYS_AND_THEIR_TYPES])
+    typed = frame.select("offset", record_type_column(F.col("key")).alias("t"))
+    rows = typed.collect()
+    return ([row["t"] for row in sorted(rows, key=lambda row: row["offset"])],
+            typed._jdf.queryExecution().executedPlan().toString())
+
+
+def test_the_record_type_is_the_keys_leading_big_endian_int16_and_null_for_a_key_shorter_than_two_bytes(
+        spark) -> None:
+    """As CoordinatorRecordSerde reads it: a signed int16, so 0xfffe is -2 (an unknown type, quarantined)."""
+    types, _ = _record_types(spark)
+    assert types == [expected for _, expected in KEYS_AND_THEIR_TYPES]
+
+
+def test_the_record_type_is_the_same_in_generated_code_as_interpreted(spark, generated_code) -> None:
+    types, plan = _record_types(spark)
+    assert any(line.lstrip(":- +").startswith("*(") and "offsetlake_record_type" in line
+               for line in plan.splitlines()), plan
+    assert types == [expected for _, expected in KEYS_AND_THEIR_TYPES]
 
 
 def test_a_batch_the_jvm_decodes_whole_leaves_nothing_pending_and_starts_no_python(spark) -> None:
