@@ -195,6 +195,12 @@ class GoldSettings:
     # Gold tables a refresh writes (and counts) at the same time, each from a driver thread of its own
     # (pipelines/spark_jobs.py says why); 1 writes them one after the other.
     concurrent_writes: int = 4
+    # A refresh whose silver increment is at most this many rows (Delta's history says how many each append
+    # added) runs on Spark's interpreted expressions, not generated code: on a small increment Spark spends
+    # more time generating and compiling Java for each of a refresh's ~150 jobs than running them
+    # (pipelines/spark_jobs.py ``interpreted_expressions`` has the figures). Full rebuilds and larger
+    # increments keep generated code, which wins on volume. 0: always generated code.
+    interpreted_up_to_rows: int = 250_000
 
 
 # Delta's VACUUM refuses a retention shorter than the table's delta.deletedFileRetentionDuration
@@ -553,6 +559,9 @@ def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) ->
     if not 0.0 <= lag.minimum_complete <= 1.0:
         raise ConfigError("lag.minimum_complete", lag.minimum_complete, "a fraction from 0.0 to 1.0",
                           source("lag", "minimum_complete"))
+    if settings.gold.interpreted_up_to_rows < 0:
+        raise ConfigError("gold.interpreted_up_to_rows", settings.gold.interpreted_up_to_rows, "a number >= 0",
+                          source("gold", "interpreted_up_to_rows"))
     for key in ("storm_rebalances", "storm_window_minutes", "concurrent_writes"):
         if getattr(settings.gold, key) < 1:
             raise ConfigError(f"gold.{key}", getattr(settings.gold, key), "a number >= 1", source("gold", key))

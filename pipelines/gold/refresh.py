@@ -25,6 +25,10 @@ idempotent); one with no new silver versions writes nothing. If a silver commit 
 append (e.g. a retention delete; OPTIMIZE changes no rows and is passed over), its log entry is
 gone, or the change data feed does not cover it, the refresh rebuilds from the whole table at the
 current version instead.
+
+How it runs: a refresh whose increment Delta's history counts at no more than
+``gold.interpreted_up_to_rows`` rows runs on Spark's interpreted expressions, not generated code
+(``pipelines.spark_jobs.interpreted_expressions`` says why); full rebuilds on generated code.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from pipelines.gold.group_state_history import TABLE as GROUP_STATE_HISTORY
 from pipelines.gold.offset_commit_rate import TABLE as OFFSET_COMMIT_RATE
 from pipelines.gold.partition_assignments import TABLE as PARTITION_ASSIGNMENTS
 from pipelines.gold.rebalance_events import TABLE as REBALANCE_EVENTS
-from pipelines.spark_jobs import run_together
+from pipelines.spark_jobs import interpreted_expressions, run_together
 from schemas import consumer_group_records, group_members, group_metadata, offset_commits, refresh_state, topic_names
 from schemas.table_spec import Incremental, TableSpec
 
@@ -206,19 +210,32 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
     readers see a table's rows from then on, before the refresh ends (``pipelines/freshness.py`` measures
     from then). Until 2026-11-27 it was called once per step, when the step's last table was committed.
     """
+    ensure_gold_tables(spark, settings)
+    done = {row["source_table"]: row["version"] for row in read_table(spark, settings, refresh_state.TABLE)
+            .collect()}
+    new = [v for v in (silver_versions(spark, settings, spec, done.get(spec.name)) for spec in SOURCES)
+           if v is not None]
+    with interpreted_expressions(spark, is_small(new, settings.gold.interpreted_up_to_rows)):
+        return _refresh(spark, settings, done, new, on_written)
+
+
+def is_small(new: list[SilverVersions], limit: int) -> bool:
+    """Whether silver gained at most ``limit`` rows, counted, and no rebuild: such a refresh runs interpreted.
+
+    ``limit`` 0: never (always generated code)."""
+    return limit > 0 and all(v.appended is not None and v.rows is not None for v in new) and sum(
+        v.rows or 0 for v in new) <= limit
+
+
+def _refresh(spark: SparkSession, settings: Settings, done: dict[str, int], new: list[SilverVersions],
+             on_written: Callable[[tuple[str, ...]], None]) -> tuple[str, ...]:
+    """``refresh_gold_tables`` once it knows which silver versions are new (``new``) and how to run."""
     from pyspark.sql import functions as F
 
     from pipelines.gold.committed_offsets import committed_offsets, merge_commits
     from pipelines.gold.offset_commit_rate import merge_rates, offset_commit_rate
 
-    ensure_gold_tables(spark, settings)
-    done = {row["source_table"]: row["version"] for row in read_table(spark, settings, refresh_state.TABLE)
-            .collect()}
-    changes: dict[str, SilverChanges] = {}
-    for spec in SOURCES:
-        change = silver_changes(spark, settings, spec, done.get(spec.name))
-        if change is not None:
-            changes[spec.name] = change
+    changes = {v.spec.name: read_changes(spark, settings, v) for v in new}
 
     written: list[str] = []
     commits = changes.get(offset_commits.TABLE.name)
@@ -434,13 +451,32 @@ def silver_changes(spark: SparkSession, settings: Settings, spec: TableSpec, aft
                    ) -> SilverChanges | None:
     """What ``spec`` gained after version ``after`` (None: never read); None when nothing is new.
 
+    ``silver_versions`` (which versions, from Delta's history) then ``read_changes`` (their rows).
+    """
+    versions = silver_versions(spark, settings, spec, after)
+    return None if versions is None else read_changes(spark, settings, versions)
+
+
+@dataclass(frozen=True)
+class SilverVersions:
+    """The versions of a silver table a refresh reads, as Delta's history tells them (``silver_versions``)."""
+
+    spec: TableSpec
+    version: int  # the table's newest version: what gold will reflect
+    appended: tuple[int, ...] | None  # the versions that appended rows since; None: read the whole table
+    rows: int | None  # rows those versions appended (their numOutputRows); None: not known, or the whole table
+
+
+def silver_versions(spark: SparkSession, settings: Settings, spec: TableSpec, after: int | None
+                    ) -> SilverVersions | None:
+    """Which versions of ``spec`` a refresh reads after version ``after`` (None: never read); None when none is new.
+
     Delta says it, through public APIs only (so any warehouse URI works): the table's history tells which
-    versions since ``after`` only appended rows (``isBlindAppend``: silver is written by appends), changed none
-    (``ROWS_UNCHANGED``), or did anything else -- a retention DELETE, a RESTORE, an overwrite --, after which
-    gold is rebuilt from the whole table at its newest version. The appended rows are read from the table's
-    change data feed (``CHANGE_DATA_FEED``; Delta serves an append's inserts from the files it added) and kept
-    on the executors (``localCheckpoint``): the refresh reads them several times, and a range of versions the
-    feed does not cover -- written before the property was set -- is found here and read in full instead.
+    versions since ``after`` only appended rows (``isBlindAppend``: silver is written by appends) and how many
+    (``operationMetrics.numOutputRows``), changed none (``ROWS_UNCHANGED``), or did anything else -- a
+    retention DELETE, a RESTORE, an overwrite --, after which gold is rebuilt from the whole table at its
+    newest version. No data is read here: the refresh decides from the row counts how to run
+    (``GoldSettings.interpreted_up_to_rows``) before it reads anything.
     """
     from delta.tables import DeltaTable
 
@@ -451,22 +487,42 @@ def silver_changes(spark: SparkSession, settings: Settings, spec: TableSpec, aft
     version = int(table.history(1).head()["version"])
     if after is not None and version <= after:
         return None
+    whole = SilverVersions(spec, version, None, None)
+    if after is None:
+        return whole
+    versions = table.history(version - after).select("version", "operation", "isBlindAppend",
+                                                     "operationMetrics").collect()
+    if sorted(v["version"] for v in versions) != list(range(after + 1, version + 1)):
+        return whole  # log entries gone (Delta's log retention): what changed cannot be told
+    if any(not v["isBlindAppend"] and v["operation"] not in ROWS_UNCHANGED for v in versions):
+        return whole
+    appended = [v for v in versions if v["isBlindAppend"] and v["operation"] not in ROWS_UNCHANGED]
+    counts = [(v["operationMetrics"] or {}).get("numOutputRows") for v in appended]
+    rows = sum(int(count) for count in counts) if all(count is not None for count in counts) else None
+    return SilverVersions(spec, version, tuple(sorted(v["version"] for v in appended)), rows)
+
+
+def read_changes(spark: SparkSession, settings: Settings, versions: SilverVersions) -> SilverChanges:
+    """The rows ``versions`` says to read: the appended versions' rows, or the whole table at its newest version.
+
+    The appended rows are read from the table's change data feed (``CHANGE_DATA_FEED``; Delta serves an
+    append's inserts from the files it added) and kept on the executors (``localCheckpoint``): the refresh
+    reads them several times, and a range of versions the feed does not cover -- written before the property
+    was set -- is found here and read in full instead.
+    """
+    spec, version = versions.spec, versions.version
 
     def whole() -> SilverChanges:
         return SilverChanges(version, _read_version(spark, settings, spec, version), full=True)
 
-    if after is None:
+    if versions.appended is None:
         return whole()
-    versions = table.history(version - after).select("version", "operation", "isBlindAppend").collect()
-    if sorted(v["version"] for v in versions) != list(range(after + 1, version + 1)):
-        return whole()  # log entries gone (Delta's log retention): what changed cannot be told
-    if any(not v["isBlindAppend"] and v["operation"] not in ROWS_UNCHANGED for v in versions):
-        return whole()
-    appended = sorted(v["version"] for v in versions if v["isBlindAppend"] and v["operation"] not in ROWS_UNCHANGED)
-    if not appended:
+    if not versions.appended:
         return SilverChanges(version, None, full=False)
-    feed = (spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", appended[0])
-            .option("endingVersion", appended[-1]).load(path))
+    path = table_path(settings, spec)
+    feed = (spark.read.format("delta").option("readChangeFeed", "true")
+            .option("startingVersion", versions.appended[0]).option("endingVersion", versions.appended[-1])
+            .load(path))
     rows = feed.filter(feed["_change_type"] == "insert").drop("_change_type", "_commit_version", "_commit_timestamp")
     try:
         rows = rows.localCheckpoint()

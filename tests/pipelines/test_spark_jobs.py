@@ -1,4 +1,5 @@
-"""pipelines/spark_jobs.py: independent Spark actions from driver threads, results in order, failures raised."""
+"""pipelines/spark_jobs.py: independent Spark actions from driver threads, results in order, failures raised; a
+small increment's work on interpreted expressions, the session's confs restored after."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import threading
 
 import pytest
 
-from pipelines.spark_jobs import run_together
+from pipelines.spark_jobs import INTERPRETED_CONF, interpreted_expressions, run_together
 
 pytestmark = pytest.mark.spark
 
@@ -52,3 +53,43 @@ def test_every_action_runs_to_its_end_and_the_first_failure_in_order_is_raised(s
         run_together(spark, [lambda: succeeds("a"), lambda: fails("first"), lambda: fails("second"),
                       lambda: succeeds("b")], workers=2)
     assert sorted(finished) == ["a", "b", "first", "second"]
+
+
+@pytest.fixture
+def generated_code_session(spark):  # type: ignore[no-untyped-def]
+    """The session on Spark's defaults for these two confs (the suite otherwise runs interpreted), restored after."""
+    before = {key: spark.conf.get(key, None) for key in INTERPRETED_CONF}
+    spark.conf.unset("spark.sql.codegen.factoryMode")
+    spark.conf.set("spark.sql.codegen.wholeStage", "true")
+    yield spark
+    for key, value in before.items():
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)
+
+
+def test_within_the_block_the_session_runs_interpreted_and_after_it_as_before(generated_code_session) -> None:  # type: ignore[no-untyped-def]
+    spark = generated_code_session
+    default_mode = spark.conf.get("spark.sql.codegen.factoryMode")
+    with interpreted_expressions(spark, True):
+        inside = {key: spark.conf.get(key) for key in INTERPRETED_CONF}
+        plan = spark.range(5).selectExpr("id * 2 AS x")._jdf.queryExecution().executedPlan().toString()
+        assert sorted(row["x"] for row in spark.range(5).selectExpr("id * 2 AS x").collect()) == [0, 2, 4, 6, 8]
+    assert inside == {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.codegen.wholeStage": "false"}
+    assert not any(line.lstrip(":- +").startswith("*(") for line in plan.splitlines()), plan  # no generated stage
+    assert spark.conf.get("spark.sql.codegen.factoryMode") == default_mode
+    assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"
+
+
+def test_the_confs_are_restored_when_the_block_fails(generated_code_session) -> None:  # type: ignore[no-untyped-def]
+    spark = generated_code_session
+    with pytest.raises(RuntimeError), interpreted_expressions(spark, True):
+        raise RuntimeError("a refresh failed")
+    assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"
+
+
+def test_a_large_increment_leaves_the_session_on_generated_code(generated_code_session) -> None:  # type: ignore[no-untyped-def]
+    spark = generated_code_session
+    with interpreted_expressions(spark, False):
+        assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"

@@ -9,7 +9,16 @@ import datetime as dt
 import pytest
 
 from pipelines.delta_tables import ensure_table, idempotent_append, table_path
-from pipelines.gold.refresh import GroupScope, SilverChanges, latest_version, silver_changes, touched_groups
+from pipelines.gold.refresh import (
+    GroupScope,
+    SilverChanges,
+    SilverVersions,
+    is_small,
+    latest_version,
+    silver_changes,
+    silver_versions,
+    touched_groups,
+)
 from pipelines.ingest import ensure_tables
 from schemas import group_members, group_metadata, offset_commits
 from schemas.table_spec import CHANGE_DATA_FEED
@@ -52,6 +61,26 @@ def test_a_refresh_reads_only_the_rows_appended_after_the_version_it_reflects(sp
     assert offsets_of(change) == [3, 4, 5]
     assert change.rows.columns == spark.read.format("delta").load(table_path(settings, SPEC)).columns
     assert silver_changes(spark, settings, SPEC, last) is None
+
+
+def test_delta_history_tells_how_many_rows_the_new_versions_appended_before_any_is_read(spark, settings) -> None:  # type: ignore[no-untyped-def]
+    ensure_table(spark, settings, SPEC)
+    first = append(spark, settings, range(0, 3), 0)
+    append(spark, settings, range(3, 5), 1)
+    last = append(spark, settings, range(5, 6), 2)
+    new = silver_versions(spark, settings, SPEC, first)
+    assert new is not None and (new.version, new.appended, new.rows) == (last, (first + 1, last), 3)
+    never_read = silver_versions(spark, settings, SPEC, None)
+    assert never_read is not None and (never_read.appended, never_read.rows) == (None, None)
+
+
+def test_a_refresh_runs_interpreted_only_on_a_counted_increment_within_the_limit() -> None:
+    small, large = (SilverVersions(SPEC, 9, (8, 9), rows) for rows in (400, 600))
+    assert is_small([small, small], 800)
+    assert not is_small([small, large], 800)
+    assert not is_small([small, SilverVersions(SPEC, 9, (8, 9), None)], 800)  # rows not counted
+    assert not is_small([SilverVersions(SPEC, 9, None, None)], 800)  # the whole table: a rebuild
+    assert not is_small([small], 0)  # 0: always generated code
 
 
 def test_an_optimize_between_appends_is_passed_over(spark, settings) -> None:  # type: ignore[no-untyped-def]
