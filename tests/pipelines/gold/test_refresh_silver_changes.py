@@ -51,11 +51,16 @@ def offsets_of(change) -> list[int]:  # type: ignore[no-untyped-def]
     return sorted(row["source_offset"] for row in change.rows.collect())
 
 
-def test_a_refresh_reads_only_the_rows_appended_after_the_version_it_reflects(spark, settings) -> None:  # type: ignore[no-untyped-def]
+def three_appends(spark, settings) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """Offsets 0-2, 3-4 and 5 appended in three versions: (the first version, the last)."""
     ensure_table(spark, settings, SPEC)
     first = append(spark, settings, range(0, 3), 0)
     append(spark, settings, range(3, 5), 1)
-    last = append(spark, settings, range(5, 6), 2)
+    return first, append(spark, settings, range(5, 6), 2)
+
+
+def test_a_refresh_reads_only_the_rows_appended_after_the_version_it_reflects(spark, settings) -> None:  # type: ignore[no-untyped-def]
+    first, last = three_appends(spark, settings)
     change = silver_changes(spark, settings, SPEC, first)
     assert not change.full and change.version == last
     assert offsets_of(change) == [3, 4, 5]
@@ -64,10 +69,7 @@ def test_a_refresh_reads_only_the_rows_appended_after_the_version_it_reflects(sp
 
 
 def test_delta_history_tells_how_many_rows_the_new_versions_appended_before_any_is_read(spark, settings) -> None:  # type: ignore[no-untyped-def]
-    ensure_table(spark, settings, SPEC)
-    first = append(spark, settings, range(0, 3), 0)
-    append(spark, settings, range(3, 5), 1)
-    last = append(spark, settings, range(5, 6), 2)
+    first, last = three_appends(spark, settings)
     new = silver_versions(spark, settings, SPEC, first)
     assert new is not None and (new.version, new.appended, new.rows) == (last, (first + 1, last), 3)
     never_read = silver_versions(spark, settings, SPEC, None)

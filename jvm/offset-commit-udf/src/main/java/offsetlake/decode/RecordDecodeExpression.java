@@ -174,6 +174,11 @@ abstract class RecordDecodeExpression extends Expression implements java.io.Seri
                 + "InternalRow " + ev.value() + " = " + k.isNull() + " ? null : (InternalRow) " + decode
                 + ".apply(" + k.value() + ", " + v.isNull() + " ? null : " + v.value() + ");\n"
                 + "boolean " + ev.isNull() + " = " + ev.value() + " == null;\n";
+        return withCode(ev, code);
+    }
+
+    /** {@code ev} with {@code code} (Java source declaring its isNull and value) as its code block. */
+    static ExprCode withCode(ExprCode ev, String code) {
         CodeBlock block = new CodeBlock(CollectionConverters.asScala(List.of(code)).toSeq(),
                 CollectionConverters.asScala(List.<JavaCode>of()).toSeq());
         return ev.copy(block, ev.isNull(), ev.value());

@@ -3,10 +3,8 @@ package offsetlake.decode;
 import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.expressions.codegen.CodeBlock;
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext;
 import org.apache.spark.sql.catalyst.expressions.codegen.ExprCode;
-import org.apache.spark.sql.catalyst.expressions.codegen.JavaCode;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -99,9 +97,7 @@ public final class RecordTypeExpression extends Expression implements java.io.Se
                 + "boolean " + ev.isNull() + " = " + k.isNull() + " || " + k.value() + ".length < 2;\n"
                 + "short " + ev.value() + " = " + ev.isNull() + " ? (short) -1 : (short) (((" + k.value()
                 + "[0] & 0xff) << 8) | (" + k.value() + "[1] & 0xff));\n";
-        CodeBlock block = new CodeBlock(CollectionConverters.asScala(List.of(code)).toSeq(),
-                CollectionConverters.asScala(List.<JavaCode>of()).toSeq());
-        return ev.copy(block, ev.isNull(), ev.value());
+        return RecordDecodeExpression.withCode(ev, code);
     }
 
     @Override
