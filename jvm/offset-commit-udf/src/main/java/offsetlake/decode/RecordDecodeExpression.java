@@ -2,6 +2,7 @@ package offsetlake.decode;
 
 import java.util.List;
 import java.util.function.BiFunction;
+import java.util.function.Function;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
@@ -66,16 +67,25 @@ abstract class RecordDecodeExpression extends Expression implements java.io.Seri
 
     /** Registers {@code name(key, value)} in the session's function registry (idempotent). */
     static void register(SparkSession session, String name, BiFunction<Expression, Expression, Expression> make) {
+        registerFunction(session, name, "(key, value)", 2, args -> make.apply(args.get(0), args.get(1)));
+    }
+
+    /**
+     * Registers the SQL function {@code name} (idempotent): {@code make} builds its expression from exactly
+     * {@code arity} arguments, whose names {@code signature} gives in the error for any other count.
+     */
+    static void registerFunction(SparkSession session, String name, String signature, int arity,
+                                 Function<List<Expression>, Expression> make) {
         session.sessionState().functionRegistry().createOrReplaceTempFunction(name,
                 new AbstractFunction1<Seq<Expression>, Expression>() {
                     @Override
                     public Expression apply(Seq<Expression> arguments) {
                         List<Expression> args = CollectionConverters.asJava(arguments);
-                        if (args.size() != 2) {
-                            throw new IllegalArgumentException(name + " takes 2 arguments (key, value), got "
-                                    + args.size());
+                        if (args.size() != arity) {
+                            throw new IllegalArgumentException(name + " takes " + arity + " argument"
+                                    + (arity == 1 ? "" : "s") + " " + signature + ", got " + args.size());
                         }
-                        return make.apply(args.get(0), args.get(1));
+                        return make.apply(args);
                     }
                 }, "scala_udf");
     }

@@ -11,7 +11,6 @@ import org.apache.spark.sql.types.DataTypes;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
-import scala.runtime.AbstractFunction1;
 
 /**
  * Spark SQL function {@code offsetlake_record_type(key)}: the record type of a __consumer_offsets key,
@@ -39,17 +38,8 @@ public final class RecordTypeExpression extends Expression implements java.io.Se
 
     /** Registers {@code offsetlake_record_type(key)} in the session's function registry (idempotent). */
     public static void register(SparkSession session) {
-        session.sessionState().functionRegistry().createOrReplaceTempFunction(NAME,
-                new AbstractFunction1<Seq<Expression>, Expression>() {
-                    @Override
-                    public Expression apply(Seq<Expression> arguments) {
-                        List<Expression> args = CollectionConverters.asJava(arguments);
-                        if (args.size() != 1) {
-                            throw new IllegalArgumentException(NAME + " takes 1 argument (key), got " + args.size());
-                        }
-                        return new RecordTypeExpression(args.get(0));
-                    }
-                }, "scala_udf");
+        RecordDecodeExpression.registerFunction(session, NAME, "(key)", 1,
+                args -> new RecordTypeExpression(args.get(0)));
     }
 
     /** The key's leading big-endian int16, or null (the interpreted path; the generated code does the same). */
