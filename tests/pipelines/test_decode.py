@@ -514,6 +514,17 @@ def test_the_first_stage_reads_the_records_once_whatever_families_they_hold(spar
         ("group_metadata", False, 0): 1, ("unroutable", True, 1): 1}
 
 
+def test_stage_counts_keep_families_pending_flags_and_partitions_apart_down_to_the_ints_extremes(spark) -> None:
+    from pipelines.decode import FAMILY, PENDING, stage_counts
+
+    stage = spark.createDataFrame(
+        [(0, True, -1), (0, True, -1), (0, False, -1), (3, False, 2**31 - 1), (2, True, -(2**31)), (1, False, 0)],
+        f"{FAMILY} tinyint, {PENDING} boolean, source_partition int")
+    assert sorted(tuple(r) for r in stage_counts(stage).collect()) == [
+        ("group_metadata", False, 0, 1), ("newer_group_records", True, -(2**31), 1),
+        ("offset_commits", False, -1, 1), ("offset_commits", True, -1, 2), ("unroutable", False, 2**31 - 1, 1)]
+
+
 def test_kafkas_own_classes_decode_every_well_formed_commit_in_the_jvm_and_leave_the_rest_to_python(spark) -> None:
     from pipelines.decode import OFFSET_COMMIT_UDF
 
@@ -595,6 +606,32 @@ def test_commits_kafka_would_not_write_back_identically_are_left_to_python_and_d
     assert dict(zip([label for label, _, _ in cases], jvm_decoded(spark, OFFSET_COMMIT_UDF, batch), strict=True)
                 ) == {label: False for label, _, _ in cases}
     assert_commits_decoded_as_the_pure_decoder_does(decode_raw_records(raw_frame(spark, batch)), batch)
+
+
+def test_one_task_decodes_each_commit_as_if_it_were_the_first_whatever_came_before(spark) -> None:
+    """The JVM decodes a task's commits one after another through the same readers, messages and row
+    writer (OffsetCommitExpression.Scratch): nothing of one record may reach the next. In one partition,
+    each commit the JVM leaves to Python (non-canonical, an unknown tag) is followed by a well-formed one it
+    must decode, a commit with a topic id by one without, a key and value larger than the readers' first
+    buffers by short ones."""
+    from pipelines.decode import OFFSET_COMMIT_UDF
+
+    key, value = OFFSET_COMMITS[4]
+    assert value is not None
+    unknown_tag = (key, value[:-1] + bytes([1, 7, 2, 0xAA, 0xBB]))
+    with_topic_id, without = OFFSET_COMMITS[5], OFFSET_COMMITS[4]
+    long_key = commit("g" * 200, "orders", 1, {"offset": 1, "leader_epoch": 0, "metadata": "m" * 500,
+                                                "commit_timestamp": 1}, 4)
+    left = [(k, v) for _, k, v in non_canonical_commits()]
+    batch = [unknown_tag, without, with_topic_id, without, long_key, OFFSET_COMMITS[0], OFFSET_COMMITS[8],
+             OFFSET_COMMITS[7], without]
+    for record in left:
+        batch += [record, without]
+    one_task = raw_frame(spark, batch).coalesce(1)
+    flags = [row["decoded"] for row in one_task.selectExpr(
+        "offset", f"{OFFSET_COMMIT_UDF}(key, value) IS NOT NULL AS decoded").collect()]
+    assert flags == [record not in left and record != unknown_tag for record in batch]
+    assert_commits_decoded_as_the_pure_decoder_does(decode_raw_records(one_task), batch)
 
 
 @st.composite

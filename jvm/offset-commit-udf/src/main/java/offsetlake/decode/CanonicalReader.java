@@ -5,8 +5,10 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.types.RawTaggedField;
 import org.apache.kafka.common.utils.ByteUtils;
 import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter;
 import org.apache.spark.unsafe.types.UTF8String;
@@ -57,6 +59,7 @@ final class CanonicalReader extends ByteBufferAccessor {
     private int secondStart;
     private int secondLength;
     private int stringsRead;
+    private int unknownTaggedFields;
     /** Whether the first two strings, when all ASCII, are returned as {@link #ASCII_FIRST}/{@link #ASCII_SECOND}. */
     private final boolean asciiByPosition;
     /** Whether an int16 below -1 makes the message non-canonical ({@link #withStringNullsOfMinusOneOnly}). */
@@ -103,6 +106,42 @@ final class CanonicalReader extends ByteBufferAccessor {
     CanonicalReader withStringNullsOfMinusOneOnly() {
         stringNullsOfMinusOneOnly = true;
         return this;
+    }
+
+    /**
+     * Ready for the next message read through the same buffer ({@link Reused}): everything this reader
+     * watched forgotten, as if new.
+     */
+    private void reset() {
+        canonical = true;
+        uuidsRead = 0;
+        uuidsTagSized = 0;
+        lastVarint = -1;
+        lastVarintEnd = -1;
+        first = null;
+        second = null;
+        stringsRead = 0;
+        unknownTaggedFields = 0;
+    }
+
+    /** The buffer this reader reads (its position: how far the message's reader got). */
+    ByteBuffer bytes() {
+        return buffer;
+    }
+
+    /**
+     * How many tagged fields the message's reader did not know (kept by Kafka's classes as raw fields).
+     * Counted here so that a caller need not ask the message: its {@code unknownTaggedFields()} makes an
+     * empty list for every message that had none.
+     */
+    int unknownTaggedFields() {
+        return unknownTaggedFields;
+    }
+
+    @Override
+    public List<RawTaggedField> readUnknownTaggedField(List<RawTaggedField> unknowns, int tag, int size) {
+        unknownTaggedFields++;
+        return super.readUnknownTaggedField(unknowns, tag, size);
     }
 
     @Override
@@ -251,5 +290,42 @@ final class CanonicalReader extends ByteBufferAccessor {
             uuidsTagSized++;
         }
         return super.readUuid();
+    }
+
+    /**
+     * One reader and its buffer for a task thread's records, one after another, each record's bytes copied
+     * into the buffer's own array: a commit's decode made two buffers and two readers (and Kafka's two
+     * messages, and a row writer) per record, about half of the 770 bytes it allocated per record beside
+     * Spark's own copies of the key and value (issue 13, 2026-11-28: a JFR profile of the bench's decode
+     * put a tenth of the task threads' samples in writing freshly allocated rows; G1 collected ~850 MB
+     * every 0.2-0.3 s). With these reused, the bench's 2M commits, best of 15: the decode alone 0.291 s
+     * to 0.263 s, ingest's counting job 0.354 s to 0.316 s, beside a scan of 0.130-0.133 s.
+     * Not thread-safe: one per thread.
+     * The strings {@link #utf8} and {@link #writeUtf8} take from the array are valid until the next
+     * {@link #read}: a caller copies them (into a row) before that.
+     */
+    static final class Reused {
+        private final boolean asciiByPosition;
+        private byte[] array = new byte[128];
+        private ByteBuffer buffer = ByteBuffer.wrap(array);
+        private CanonicalReader reader;
+
+        Reused(boolean asciiByPosition) {
+            this.asciiByPosition = asciiByPosition;
+            reader = new CanonicalReader(buffer, asciiByPosition);
+        }
+
+        /** The reader, reset, over a copy of {@code bytes}, at its start. */
+        CanonicalReader read(byte[] bytes) {
+            if (bytes.length > array.length) {
+                array = new byte[Math.max(bytes.length, 2 * array.length)];
+                buffer = ByteBuffer.wrap(array);
+                reader = new CanonicalReader(buffer, asciiByPosition);
+            }
+            System.arraycopy(bytes, 0, array, 0, bytes.length);
+            buffer.clear().limit(bytes.length);
+            reader.reset();
+            return reader;
+        }
     }
 }

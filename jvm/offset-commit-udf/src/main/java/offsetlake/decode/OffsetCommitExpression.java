@@ -133,52 +133,55 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
         if (key == null || key.length < 2) {
             return null;
         }
-        ByteBuffer keyBuffer = ByteBuffer.wrap(key);
-        short type = keyBuffer.getShort();
+        Scratch scratch = SCRATCH.get();
         // Spark's strings are taken over the record's own bytes once known valid (CanonicalReader.utf8).
-        CanonicalReader keyReader = new CanonicalReader(keyBuffer, true);
+        CanonicalReader keyReader = scratch.key.read(key);
+        short type = keyReader.readShort();
         String group;
         String topic;
         int partition;
         if (type == 1) {
-            OffsetCommitKey k = new OffsetCommitKey(keyReader, KEY_VERSION);
+            OffsetCommitKey k = scratch.commitKey;
+            k.read(keyReader, KEY_VERSION);
             group = k.group();
             topic = k.topic();
             partition = k.partition();
         } else if (type == 0) {
-            LegacyOffsetCommitKey k = new LegacyOffsetCommitKey(keyReader, KEY_VERSION);
+            LegacyOffsetCommitKey k = scratch.legacyKey;
+            k.read(keyReader, KEY_VERSION);
             group = k.group();
             topic = k.topic();
             partition = k.partition();
         } else {
             return null;
         }
-        if (!readWhole(keyBuffer, group, topic)) {
+        if (!readWhole(keyReader.bytes(), group, topic)) {
             return null;
         }
+        UnsafeRowWriter row = scratch.row;
         if (value == null) {
-            UnsafeRowWriter row = keyColumns(keyReader, group, topic, partition);
+            keyColumns(row, keyReader, group, topic, partition);
             for (int field = OFFSET; field <= VALUE_VERSION; field++) {
                 row.setNullAt(field);
             }
             row.write(IS_TOMBSTONE, true);
-            return row.getRow();
+            return row.getRow().copy();
         }
         if (value.length < 2) {
             return null;
         }
-        ByteBuffer valueBuffer = ByteBuffer.wrap(value);
-        short version = valueBuffer.getShort();
-        CanonicalReader reader = new CanonicalReader(valueBuffer, true);
+        CanonicalReader reader = scratch.value.read(value);
+        short version = reader.readShort();
         if (type == 0) {
             if (version != 0) {
                 return null;  // LegacyOffsetCommitValue.json: "validVersions": "0"
             }
-            LegacyOffsetCommitValue v = new LegacyOffsetCommitValue(reader, version);
-            if (!readWhole(valueBuffer, v.metadata())) {
+            LegacyOffsetCommitValue v = scratch.legacyValue;
+            v.read(reader, version);
+            if (!readWhole(reader.bytes(), v.metadata())) {
                 return null;
             }
-            UnsafeRowWriter row = keyColumns(keyReader, group, topic, partition);
+            keyColumns(row, keyReader, group, topic, partition);
             row.write(OFFSET, v.offset());
             row.setNullAt(LEADER_EPOCH);
             reader.writeUtf8(row, METADATA, v.metadata());
@@ -187,16 +190,17 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
             row.setNullAt(TOPIC_ID);
             row.write(VALUE_VERSION, version);
             row.write(IS_TOMBSTONE, false);
-            return row.getRow();
+            return row.getRow().copy();
         }
         if (version < 0 || version > OffsetCommitValue.HIGHEST_SUPPORTED_VERSION) {
             return null;
         }
-        OffsetCommitValue v = new OffsetCommitValue(reader, version);
+        OffsetCommitValue v = scratch.commitValue;
+        v.read(reader, version);
         boolean exact;
         if (version < FIRST_FLEXIBLE_VALUE_VERSION) {
-            exact = readWhole(valueBuffer, v.metadata());
-        } else if (!v.unknownTaggedFields().isEmpty()) {
+            exact = readWhole(reader.bytes(), v.metadata());
+        } else if (reader.unknownTaggedFields() > 0) {
             exact = false;
         } else {
             // Kafka writes an empty tag section, or the topic id's tag (0, size 16, the uuid) when it is
@@ -205,13 +209,13 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
             // Kafka's own encoding (CanonicalReader says why that is enough): a topic id tag written
             // with its default value, twice, or declaring another size would have been seen reading it.
             int uuids = Uuid.ZERO_UUID.equals(v.topicId()) ? 0 : 1;
-            exact = readWhole(valueBuffer, v.metadata()) && reader.canonical() && reader.uuidsRead() == uuids
+            exact = readWhole(reader.bytes(), v.metadata()) && reader.canonical() && reader.uuidsRead() == uuids
                     && reader.uuidsTagSized() == uuids;
         }
         if (!exact) {
             return null;
         }
-        UnsafeRowWriter row = keyColumns(keyReader, group, topic, partition);
+        keyColumns(row, keyReader, group, topic, partition);
         row.write(OFFSET, v.offset());
         if (version >= 3) {  // added in v3 (KIP-320)
             row.write(LEADER_EPOCH, v.leaderEpoch());
@@ -233,25 +237,41 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
         }
         row.write(VALUE_VERSION, version);
         row.write(IS_TOMBSTONE, false);
-        return row.getRow();
+        return row.getRow().copy();
     }
 
     /**
-     * A new row of {@link #TYPE} with the key's columns written: Spark's binary row format
-     * (UnsafeRow), the strings copied from the record's own bytes. Why not a GenericInternalRow of
-     * UTF8Strings, as until 2026-11-27: a UTF8String of Spark 4.1 initialises four volatile fields
-     * (numChars, isValid, numBytesValid, isFullAscii), a store fence each; the three strings of a commit
-     * cost about 45 ns of a 155 ns decode (a JVM loop over the bench's commits), more than the row and
-     * the checks together. A row per record (the writer is not shared: tasks run in parallel threads);
-     * callers read it and Spark copies it into its own rows.
+     * What a task thread decodes its commits with, one record after another: the readers, Kafka's
+     * messages ({@code read} sets every field of a generated message, tagged fields' defaults included,
+     * so one serves every record) and a row writer. The row returned is a copy of the writer's, exactly
+     * its size: Spark may keep it. Why: see {@link CanonicalReader.Reused}.
      */
-    private static UnsafeRowWriter keyColumns(CanonicalReader keyReader, String group, String topic, int partition) {
-        UnsafeRowWriter row = new UnsafeRowWriter(FIELDS, ROW_BYTES);
-        row.resetRowWriter();
+    private static final class Scratch {
+        final CanonicalReader.Reused key = new CanonicalReader.Reused(true);
+        final CanonicalReader.Reused value = new CanonicalReader.Reused(true);
+        final OffsetCommitKey commitKey = new OffsetCommitKey();
+        final LegacyOffsetCommitKey legacyKey = new LegacyOffsetCommitKey();
+        final OffsetCommitValue commitValue = new OffsetCommitValue();
+        final LegacyOffsetCommitValue legacyValue = new LegacyOffsetCommitValue();
+        final UnsafeRowWriter row = new UnsafeRowWriter(FIELDS, ROW_BYTES);
+    }
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+    /**
+     * {@code row} reset, with the key's columns written: Spark's binary row format (UnsafeRow), the
+     * strings copied from the record's own bytes. Why not a GenericInternalRow of UTF8Strings, as until
+     * 2026-11-27: a UTF8String of Spark 4.1 initialises four volatile fields (numChars, isValid,
+     * numBytesValid, isFullAscii), a store fence each; the three strings of a commit cost about 45 ns of a
+     * 155 ns decode (a JVM loop over the bench's commits), more than the row and the checks together.
+     */
+    private static void keyColumns(UnsafeRowWriter row, CanonicalReader keyReader, String group, String topic,
+                                   int partition) {
+        row.reset();  // the cursor back to the row's start (a top-level row; resetRowWriter is for nested ones)
+        row.zeroOutNullBytes();
         keyReader.writeUtf8(row, GROUP, group);
         keyReader.writeUtf8(row, TOPIC, topic);
         row.write(PARTITION, partition);
-        return row;
     }
 
     /**
