@@ -305,6 +305,8 @@ final class CanonicalReader extends ByteBufferAccessor {
      * {@link #read}: a caller copies them (into a row) before that.
      */
     static final class Reused {
+        /** The largest record read through the thread's own array (64 KiB). */
+        static final int KEPT_BYTES = 1 << 16;
         private final boolean asciiByPosition;
         private byte[] array = new byte[128];
         private ByteBuffer buffer = ByteBuffer.wrap(array);
@@ -315,8 +317,15 @@ final class CanonicalReader extends ByteBufferAccessor {
             reader = new CanonicalReader(buffer, asciiByPosition);
         }
 
-        /** The reader, reset, over a copy of {@code bytes}, at its start. */
+        /**
+         * The reader, reset, over a copy of {@code bytes}, at its start; for a record larger than {@link
+         * #KEPT_BYTES}, a reader of its own over its bytes, so that a thread's array stays bounded. No commit
+         * Kafka writes is that large (each of its strings is at most 32,767 bytes, Kafka's string limit).
+         */
         CanonicalReader read(byte[] bytes) {
+            if (bytes.length > KEPT_BYTES) {
+                return new CanonicalReader(ByteBuffer.wrap(bytes), asciiByPosition);
+            }
             if (bytes.length > array.length) {
                 array = new byte[Math.max(bytes.length, 2 * array.length)];
                 buffer = ByteBuffer.wrap(array);
