@@ -284,9 +284,12 @@ def consumer_group_metadata_batch(draw: st.DrawFn) -> list[tuple[bytes, bytes | 
     return records
 
 
-def jvm_decoded(spark, udf: str, records: list[tuple[bytes | None, bytes | None]]) -> list[bool]:  # type: ignore[no-untyped-def]
-    """Whether the JVM UDF ``udf`` decoded each record (else it left it to the Python decoders)."""
-    rows = raw_frame(spark, records).selectExpr(
+def jvm_decoded(spark, udf: str, records: list[tuple[bytes | None, bytes | None]],  # type: ignore[no-untyped-def]
+                one_task: bool = False) -> list[bool]:
+    """Whether the JVM UDF ``udf`` decoded each record (else it left it to the Python decoders); with
+    ``one_task``, all of them in one task, one after another in their order."""
+    frame = raw_frame(spark, records)
+    rows = (frame.coalesce(1) if one_task else frame).selectExpr(
         "offset", f"{udf}(key, value) IS NOT NULL AS decoded").orderBy("offset").collect()
     return [row["decoded"] for row in rows]
 
@@ -528,19 +531,14 @@ def test_stage_counts_keep_families_pending_flags_and_partitions_apart_down_to_t
 def test_kafkas_own_classes_decode_every_well_formed_commit_in_the_jvm_and_leave_the_rest_to_python(spark) -> None:
     from pipelines.decode import OFFSET_COMMIT_UDF
 
-    def jvm_decoded(records: list[tuple[bytes, bytes | None]]) -> list[bool]:
-        rows = raw_frame(spark, records).selectExpr(
-            "offset", f"{OFFSET_COMMIT_UDF}(key, value) IS NOT NULL AS decoded").orderBy("offset").collect()
-        return [row["decoded"] for row in rows]
-
     key, value = commit("g", "orders", 9, {"offset": 5, "leader_epoch": 1, "metadata": "", "commit_timestamp": 9}, 4)
     assert value is not None
     unknown_tag = (key, value[:-1] + bytes([1, 7, 2, 0xAA, 0xBB]))
-    assert jvm_decoded(OFFSET_COMMITS) == [True] * len(OFFSET_COMMITS)
+    assert jvm_decoded(spark, OFFSET_COMMIT_UDF, OFFSET_COMMITS) == [True] * len(OFFSET_COMMITS)
     # Malformed commits, and one the reference decoder accepts but Kafka's classes would not write back
     # identically: the Python decoders take them (tests above: same rows, same quarantine reasons).
     commit_cases = [(k, v) for label, k, v in corrupt_cases() if label != "group metadata value cut short"]
-    assert jvm_decoded([*commit_cases, unknown_tag]) == [False] * (len(commit_cases) + 1)
+    assert jvm_decoded(spark, OFFSET_COMMIT_UDF, [*commit_cases, unknown_tag]) == [False] * (len(commit_cases) + 1)
 
 
 def _v4_value(tags: bytes, metadata_length: bytes = b"\x01") -> bytes:
@@ -628,11 +626,9 @@ def test_one_task_decodes_each_commit_as_if_it_were_the_first_whatever_came_befo
              OFFSET_COMMITS[7], without]
     for record in left:
         batch += [record, without]
-    one_task = raw_frame(spark, batch).coalesce(1)
-    flags = [row["decoded"] for row in one_task.selectExpr(
-        "offset", f"{OFFSET_COMMIT_UDF}(key, value) IS NOT NULL AS decoded").collect()]
-    assert flags == [record not in left and record != unknown_tag for record in batch]
-    assert_commits_decoded_as_the_pure_decoder_does(decode_raw_records(one_task), batch)
+    assert jvm_decoded(spark, OFFSET_COMMIT_UDF, batch, one_task=True) == [
+        record not in left and record != unknown_tag for record in batch]
+    assert_commits_decoded_as_the_pure_decoder_does(decode_raw_records(raw_frame(spark, batch).coalesce(1)), batch)
 
 
 @st.composite

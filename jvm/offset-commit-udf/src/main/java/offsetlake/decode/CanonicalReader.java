@@ -51,7 +51,7 @@ final class CanonicalReader extends ByteBufferAccessor {
     private int uuidsTagSized;
     private int lastVarint = -1;
     private int lastVarintEnd = -1;
-    /** The first two strings read and where their bytes are: fields, not arrays (one reader per record). */
+    /** The first two strings read and where their bytes are: fields, not arrays (one message per reader at a time). */
     private String first;
     private int firstStart;
     private int firstLength;
