@@ -631,6 +631,54 @@ def test_one_task_decodes_each_commit_as_if_it_were_the_first_whatever_came_befo
     assert_commits_decoded_as_the_pure_decoder_does(decode_raw_records(raw_frame(spark, batch).coalesce(1)), batch)
 
 
+def _as_commit_struct(key: bytes, value: bytes | None) -> dict[str, Any]:
+    """The pure decoder's commit as the JVM function's struct holds it (its fields only)."""
+    from pipelines.decode import _udf_type
+
+    expected = expected_offset_commit(key, value)
+    return {name: expected[name] for name in _udf_type().fieldNames()}
+
+
+@pytest.fixture(params=["interpreted", "generated code"])
+def codegen_mode(request):  # type: ignore[no-untyped-def]
+    """Each test using it runs with the suite's interpreted expressions and with whole-stage generated code."""
+    if request.param == "generated code":
+        request.getfixturevalue("generated_code")
+    return request.param
+
+
+def test_two_calls_of_the_commit_function_in_one_row_each_return_their_own_record(spark, codegen_mode) -> None:
+    """Each call of the function in a plan writes its rows with its own writer: a projection evaluates
+    every call of a row before writing any (OffsetCommitExpression.CommitDecode), so two calls sharing a
+    writer would both return the second record."""
+    from pipelines.decode import OFFSET_COMMIT_UDF
+
+    pairs = list(zip(OFFSET_COMMITS, OFFSET_COMMITS[1:] + OFFSET_COMMITS[:1], strict=True))
+    frame = spark.createDataFrame([(i, *first, *second) for i, (first, second) in enumerate(pairs)],
+                                  "i int, k1 binary, v1 binary, k2 binary, v2 binary")
+    rows = frame.selectExpr("i", f"{OFFSET_COMMIT_UDF}(k1, v1) AS a", f"{OFFSET_COMMIT_UDF}(k2, v2) AS b").collect()
+    assert {row["i"]: (row["a"].asDict(), row["b"].asDict()) for row in rows} == {
+        i: (_as_commit_struct(*first), _as_commit_struct(*second)) for i, (first, second) in enumerate(pairs)}
+
+
+def test_commits_an_aggregate_keeps_past_their_row_are_each_their_own_record(spark, codegen_mode) -> None:
+    """The function returns the same row object for every record of a call, rewritten each time (Spark's
+    contract for values: whatever keeps one past its row copies it, as it must for a struct read from an
+    input row). Aggregates that keep structs across rows, in one task, each keep the right record."""
+    from pyspark.sql import functions as F
+
+    from pipelines.decode import OFFSET_COMMIT_UDF
+
+    decoded = raw_frame(spark, OFFSET_COMMITS).coalesce(1).selectExpr(
+        "offset", f"{OFFSET_COMMIT_UDF}(key, value) AS d")
+    row = decoded.agg(F.collect_list("d").alias("all"), F.first("d").alias("first"), F.last("d").alias("last"),
+                      F.max_by("d", "offset").alias("newest"), F.min_by("d", "offset").alias("oldest")).head()
+    expected = [_as_commit_struct(k, v) for k, v in OFFSET_COMMITS]
+    assert [d.asDict() for d in row["all"]] == expected
+    assert [row[name].asDict() for name in ("first", "last", "oldest", "newest")] == [
+        expected[0], expected[-1], expected[0], expected[-1]]
+
+
 @st.composite
 def mutated_commit_batch(draw: st.DrawFn) -> list[tuple[bytes, bytes | None]]:
     """Commits of every version with their key (after the record type) or value mutated (``mutated``)."""

@@ -293,19 +293,19 @@ final class CanonicalReader extends ByteBufferAccessor {
     }
 
     /**
-     * One reader and its buffer for a task thread's records, one after another, each record's bytes copied
+     * One reader and its buffer for one caller's records, one after another, each record's bytes copied
      * into the buffer's own array: a commit's decode made two buffers and two readers (and Kafka's two
      * messages, and a row writer) per record, about half of the 770 bytes it allocated per record beside
      * Spark's own copies of the key and value (issue 13, 2026-11-28: a JFR profile of the bench's decode
      * put a tenth of the task threads' samples in writing freshly allocated rows; G1 collected ~850 MB
      * every 0.2-0.3 s). With these reused, the bench's 2M commits, best of 15: the decode alone 0.291 s
      * to 0.263 s, ingest's counting job 0.354 s to 0.316 s, beside a scan of 0.130-0.133 s.
-     * Not thread-safe: one per thread.
+     * Not thread-safe: one per caller and thread (OffsetCommitExpression.CommitDecode).
      * The strings {@link #utf8} and {@link #writeUtf8} take from the array are valid until the next
      * {@link #read}: a caller copies them (into a row) before that.
      */
     static final class Reused {
-        /** The largest record read through the thread's own array (64 KiB). */
+        /** The largest record read through the caller's own array (64 KiB). */
         static final int KEPT_BYTES = 1 << 16;
         private final boolean asciiByPosition;
         private byte[] array = new byte[128];
@@ -319,7 +319,7 @@ final class CanonicalReader extends ByteBufferAccessor {
 
         /**
          * The reader, reset, over a copy of {@code bytes}, at its start; for a record larger than {@link
-         * #KEPT_BYTES}, a reader of its own over its bytes, so that a thread's array stays bounded. No commit
+         * #KEPT_BYTES}, a reader of its own over its bytes, so that a caller's array stays bounded. No commit
          * Kafka writes is that large (each of its strings is at most 32,767 bytes, Kafka's string limit).
          */
         CanonicalReader read(byte[] bytes) {

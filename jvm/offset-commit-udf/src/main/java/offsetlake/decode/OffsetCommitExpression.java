@@ -56,7 +56,6 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
     public static final String NAME = "offsetlake_decode_offset_commit";
     private static final short KEY_VERSION = 0;
     private static final int TOPIC_IDS_REMEMBERED = 100_000;
-    private static final ThreadLocal<Map<Uuid, UTF8String>> TOPIC_IDS = ThreadLocal.withInitial(HashMap::new);
     /** OffsetCommitValue.json: "flexibleVersions": "4+" (compact strings and tagged fields from v4). */
     private static final short FIRST_FLEXIBLE_VALUE_VERSION = 4;
 
@@ -83,14 +82,8 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
     /** Room for the variable-length part (group, topic, metadata, topic id) of a typical commit; it grows if needed. */
     private static final int ROW_BYTES = 96;
 
-    private static final Decode DECODE = new Decode() {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        public InternalRow apply(byte[] key, byte[] value) {
-            return decodeOrNull(key, value);
-        }
-    };
+    /** This call's decode, with its own scratch (see {@link CommitDecode}): one per expression, never shared. */
+    private final CommitDecode decode = new CommitDecode();
 
     public OffsetCommitExpression(Expression key, Expression value) {
         super(key, value);
@@ -108,7 +101,7 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
 
     @Override
     Decode decode() {
-        return DECODE;
+        return decode;
     }
 
     @Override
@@ -121,19 +114,53 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
         return TYPE;
     }
 
-    static InternalRow decodeOrNull(byte[] key, byte[] value) {
-        try {
-            return decode(key, value);
-        } catch (RuntimeException notExact) {
-            return null;
+    /**
+     * The decode of one call of the function in a plan: its scratch (readers, messages, row writer) is its
+     * own, and the row it returns is the writer's, valid until this call decodes the next record.
+     *
+     * <p>Why that is safe without a copy per record: it is Spark's own contract for the values an
+     * expression returns. A struct read from an input row is an UnsafeRow over that row's bytes, which the
+     * operator below overwrites with the next record; so whatever keeps a value past the row copies it
+     * (UnsafeProjection writes its bytes; generated mutable projections call {@code copy()} on a struct,
+     * CodeGenerator.setColumn; interpreted ones too, InternalRow.getWriter; collect_list
+     * InternalRow.copyValue). What the contract does not cover is two calls sharing a writer within one
+     * row: {@code SELECT f(k1, v1), f(k2, v2)} evaluates both before writing either. Hence one scratch per
+     * call (per expression; Catalyst makes a new one for new children, {@link #withChildren}), not per
+     * thread as until 2026-11-28, when each row was copied out at its exact size: that copy was about a
+     * sixth of the decode's samples in a JFR profile of bench/decode.py's commits.
+     *
+     * <p>Spark deserializes a task's plan for the task, so one thread runs a call's decode; should two
+     * ever share it, a thread that is not the scratch's owner takes a scratch of its own ({@link Owned}:
+     * the thread and its scratch published together, final fields), so a row is never written by two.
+     */
+    private static final class CommitDecode extends Decode {
+        private static final long serialVersionUID = 1L;
+        private transient Owned owned;
+
+        @Override
+        public InternalRow apply(byte[] key, byte[] value) {
+            Owned mine = owned;
+            Thread thread = Thread.currentThread();
+            if (mine == null || mine.thread != thread) {
+                mine = new Owned(thread, new Scratch());
+                owned = mine;
+            }
+            try {
+                return decode(mine.scratch, key, value);
+            } catch (RuntimeException notExact) {
+                return null;
+            }
         }
     }
 
-    static InternalRow decode(byte[] key, byte[] value) {
+    /** A scratch and the one thread that uses it. */
+    private record Owned(Thread thread, Scratch scratch) {
+    }
+
+    static InternalRow decode(Scratch scratch, byte[] key, byte[] value) {
         if (key == null || key.length < 2) {
             return null;
         }
-        Scratch scratch = SCRATCH.get();
         // Spark's strings are taken over the record's own bytes once known valid (CanonicalReader.utf8).
         CanonicalReader keyReader = scratch.key.read(key);
         short type = keyReader.readShort();
@@ -165,7 +192,7 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
                 row.setNullAt(field);
             }
             row.write(IS_TOMBSTONE, true);
-            return row.getRow().copy();
+            return row.getRow();
         }
         if (value.length < 2) {
             return null;
@@ -190,7 +217,7 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
             row.setNullAt(TOPIC_ID);
             row.write(VALUE_VERSION, version);
             row.write(IS_TOMBSTONE, false);
-            return row.getRow().copy();
+            return row.getRow();
         }
         if (version < 0 || version > OffsetCommitValue.HIGHEST_SUPPORTED_VERSION) {
             return null;
@@ -231,20 +258,20 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
         }
         // v4 (Kafka 4.1+) tags the topic id; the zero uuid is the tag's default, i.e. no id written.
         if (version >= 4 && !Uuid.ZERO_UUID.equals(v.topicId())) {
-            row.write(TOPIC_ID, topicIdText(v.topicId()));
+            row.write(TOPIC_ID, topicIdText(scratch.topicIds, v.topicId()));
         } else {
             row.setNullAt(TOPIC_ID);
         }
         row.write(VALUE_VERSION, version);
         row.write(IS_TOMBSTONE, false);
-        return row.getRow().copy();
+        return row.getRow();
     }
 
     /**
-     * What a task thread decodes its commits with, one record after another: the readers, Kafka's
-     * messages ({@code read} sets every field of a generated message, tagged fields' defaults included,
-     * so one serves every record) and a row writer. The row returned is a copy of the writer's, exactly
-     * its size: Spark may keep it. Why: see {@link CanonicalReader.Reused}.
+     * What a call decodes its commits with, one record after another ({@link CommitDecode}): the readers,
+     * Kafka's messages ({@code read} sets every field of a generated message, tagged fields' defaults
+     * included, so one serves every record), a row writer whose row is returned, and the topic ids' text.
+     * Why reuse: see {@link CanonicalReader.Reused}.
      */
     private static final class Scratch {
         final CanonicalReader.Reused key = new CanonicalReader.Reused(true);
@@ -254,9 +281,8 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
         final OffsetCommitValue commitValue = new OffsetCommitValue();
         final LegacyOffsetCommitValue legacyValue = new LegacyOffsetCommitValue();
         final UnsafeRowWriter row = new UnsafeRowWriter(FIELDS, ROW_BYTES);
+        final Map<Uuid, UTF8String> topicIds = new HashMap<>();
     }
-
-    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
     /**
      * {@code row} reset, with the key's columns written: Spark's binary row format (UnsafeRow), the
@@ -275,13 +301,12 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
     }
 
     /**
-     * Kafka's text of a topic id ({@code Uuid.toString}: base64url, no padding), remembered per task
-     * thread: a cluster has one id per topic and every commit of a topic repeats it, and encoding it
-     * anew cost more than the rest of such a commit's decode (a JVM loop, 2026-11-26). Bounded: emptied
-     * when it holds {@link #TOPIC_IDS_REMEMBERED} ids.
+     * Kafka's text of a topic id ({@code Uuid.toString}: base64url, no padding), remembered in {@code
+     * known} (a call's scratch): a cluster has one id per topic and every commit of a topic repeats it,
+     * and encoding it anew cost more than the rest of such a commit's decode (a JVM loop, 2026-11-26).
+     * Bounded: emptied when it holds {@link #TOPIC_IDS_REMEMBERED} ids.
      */
-    private static UTF8String topicIdText(Uuid id) {
-        Map<Uuid, UTF8String> known = TOPIC_IDS.get();
+    private static UTF8String topicIdText(Map<Uuid, UTF8String> known, Uuid id) {
         UTF8String text = known.get(id);
         if (text == null) {
             if (known.size() >= TOPIC_IDS_REMEMBERED) {
