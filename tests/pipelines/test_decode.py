@@ -405,6 +405,16 @@ def test_group_metadata_kafka_would_not_write_back_identically_is_left_to_python
             "consumer", "range", SUBSCRIPTION_V3.replace(b"orders", b"order\xff"), assignment),
         "a trailing byte after an assignment": group_metadata("consumer", "range", SUBSCRIPTION_V3,
                                                               assignment + b"\x00"),
+        "invalid utf-8 in an assigned topic": group_metadata(
+            "consumer", "range", SUBSCRIPTION_V3, assignment.replace(b"orders", b"order\xff")),
+        "invalid utf-8 in an owned partition's topic": group_metadata("consumer", "range", encode_subscription(
+            {"topics": ["orders"], "user_data": None, "owned_partitions": [{"topic": "owned", "partitions": [0]}],
+             "generation_id": 4, "rack_id": None}, 3).replace(b"owned", b"owne\xff")),
+        "invalid utf-8 in the rack id": group_metadata("consumer", "range", encode_subscription(
+            {"topics": ["orders"], "user_data": None, "owned_partitions": [], "generation_id": 4,
+             "rack_id": "rack-1"}, 3).replace(b"rack-1", b"rack-\xff")),
+        "invalid utf-8 in the leader's id": (key, v3.replace(b"\x00\x05range\x00\x03m-1",
+                                                          b"\x00\x05range\x00\x03m-\xff")),
         # Kafka's generated readers take any negative length as null and write -1 back; the reference names
         # a negative length (found by the fuzzing test above, 2026-11-26).
         "a null leader's length of -34": (key, v3.replace(b"\x00\x05range\x00\x03m-1", b"\x00\x05range\xff\xde")),
