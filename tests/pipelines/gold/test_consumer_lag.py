@@ -154,6 +154,7 @@ def test_lag_for_new_snapshots_from_the_recent_records_is_the_replay_of_the_whol
 # -- on the embedded broker --------------------------------------------------------------------------------
 
 
+@pytest.mark.long  # ~20 s each on the broker: in `make test-long` (Makefile says why)
 def test_lag_at_a_snapshot_is_what_was_produced_minus_what_was_committed(spark, settings_for, tmp_path) -> None:
     settings = from_now_on(settings_for())  # this test's groups, not every earlier test's
     client = settings.kafka.librdkafka_config()
@@ -236,6 +237,7 @@ def test_lag_at_a_snapshot_is_what_was_produced_minus_what_was_committed(spark, 
     assert status["max_lag_seconds_interpolated"] > 0 and status["lag_seconds_unknown_interpolated"] == 0
 
 
+@pytest.mark.long
 def test_a_group_deleted_after_a_snapshot_keeps_that_lag_only_and_a_recreated_one_resumes(
         spark, settings_for, capsys) -> None:  # type: ignore[no-untyped-def]
     settings = from_now_on(settings_for())
