@@ -3,6 +3,7 @@
     .venv/bin/python bench/decode.py                        # 2M records per mix (issue 13's acceptance)
     .venv/bin/python bench/decode.py --rows 200000          # quicker
     .venv/bin/python bench/decode.py --mixes commits mixed  # some mixes only
+    .venv/bin/python bench/decode.py --runs 12              # the fastest of 12 runs each, steadier on a busy machine
 
 Three mixes of records, each generated inside Spark and written to Parquet first, so
 every measurement of a mix reads the same rows:
@@ -19,8 +20,8 @@ For each mix, in one run:
   offset commits and GroupMetadata by Kafka's classes), forced and counted by ingest's own job
   (``stage_counts``);
   then the Python stage (``complete``) for families with rows the JVM left, if any. Each
-  measurement runs unmeasured (JIT) at least three times and at least ``--warm-up-seconds``, then three
-  times; the fastest is reported, for the scan too;
+  measurement runs unmeasured (JIT) at least three times and at least ``--warm-up-seconds``, then
+  ``--runs`` times (three by default); the fastest is reported, for the scan too;
 * pure python: ``decoders.decode_record`` in this process (one core; Spark uses local[2]),
   on at most ``--python-limit`` of the rows;
 * kafka formatters: Kafka's ``OffsetsMessageFormatter`` / ``GroupMetadataMessageFormatter``
@@ -257,6 +258,9 @@ def main() -> None:
     parser.add_argument("--warm-up-seconds", type=float, default=20.0,
                         help="run the scan and the Spark decode unmeasured for at least this long first "
                              "(and at least three times), so that the JIT has compiled them (default 20)")
+    parser.add_argument("--runs", type=int, default=3,
+                        help="measured runs of the scan and of the Spark decode after the warm-up; the fastest is "
+                             "reported (default 3; more steady both sides of the ratio on a shared machine)")
     parser.add_argument("--jvm-limit", type=int, default=1_000_000,
                         help="give Kafka's formatters at most this many records")
     args = parser.parse_args()
@@ -277,11 +281,11 @@ def main() -> None:
         generate(spark, path, args.rows, mix)
         raw = spark.read.parquet(str(path))
         print(f"\n{mix}: {args.rows:,} records ({'no' if not MIXES[mix] else f'1 in {MIXES[mix]}'} GroupMetadata)")
-        scan_rate = timed("plain Spark scan", args.rows, lambda frame=raw: scan(frame), warm_up=3, runs=3,
+        scan_rate = timed("plain Spark scan", args.rows, lambda frame=raw: scan(frame), warm_up=3, runs=args.runs,
                           warm_up_seconds=args.warm_up_seconds)
         counts: dict[str, int] = {}
         decode_rate = timed("spark decode (routed families)", args.rows,
-                            lambda frame=raw, out=counts: out.update(spark_decode(frame)), warm_up=3, runs=3,
+                            lambda frame=raw, out=counts: out.update(spark_decode(frame)), warm_up=3, runs=args.runs,
                             warm_up_seconds=args.warm_up_seconds)
         quarantined = counts.pop("quarantined")
         assert sum(counts.values()) == args.rows and not counts.get("unroutable") and not quarantined, counts
