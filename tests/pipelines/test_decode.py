@@ -621,7 +621,7 @@ def test_one_task_decodes_each_commit_as_if_it_were_the_first_whatever_came_befo
     writer (OffsetCommitExpression.Scratch): nothing of one record may reach the next. In one partition,
     each commit the JVM leaves to Python (non-canonical, an unknown tag) is followed by a well-formed one it
     must decode, a commit with a topic id by one without, a key and value larger than the readers' first
-    buffers (or than a thread keeps) by short ones."""
+    buffers (or than a call's reader keeps) by short ones."""
     from pipelines.decode import OFFSET_COMMIT_UDF
 
     key, value = OFFSET_COMMITS[4]
@@ -630,7 +630,7 @@ def test_one_task_decodes_each_commit_as_if_it_were_the_first_whatever_came_befo
     with_topic_id, without = OFFSET_COMMITS[5], OFFSET_COMMITS[4]
     long_key = commit("g" * 200, "orders", 1, {"offset": 1, "leader_epoch": 0, "metadata": "m" * 500,
                                                 "commit_timestamp": 1}, 4)
-    no_kafka_commit = (key, value + bytes(70_000))  # trailing bytes, past the 64 KiB a thread's reader keeps
+    no_kafka_commit = (key, value + bytes(70_000))  # trailing bytes, past the 64 KiB a call's reader keeps
     left = [(k, v) for _, k, v in non_canonical_commits()] + [no_kafka_commit]
     batch = [unknown_tag, without, with_topic_id, without, long_key, OFFSET_COMMITS[0], OFFSET_COMMITS[8],
              OFFSET_COMMITS[7], without]

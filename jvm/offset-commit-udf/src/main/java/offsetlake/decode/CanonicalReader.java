@@ -233,7 +233,7 @@ final class CanonicalReader extends ByteBufferAccessor {
     /**
      * {@code string}, one this reader returned, as Spark's UTF8String over its bytes in the buffer's
      * array, not copied; any other string converted. Call it only once the string is known to be
-     * valid UTF-8 (no U+FFFD, OffsetCommitExpression.readWhole): then its bytes are exactly its UTF-8
+     * valid UTF-8 (no U+FFFD, OffsetCommitExpression.validUtf8): then its bytes are exactly its UTF-8
      * encoding, as many as Java's encoding of it takes. Why: turning Kafka's Java strings back into
      * UTF-8 cost an array and a copy each.
      */

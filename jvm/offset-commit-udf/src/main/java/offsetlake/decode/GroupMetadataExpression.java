@@ -16,6 +16,8 @@ import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.types.DataType;
 
+import static offsetlake.decode.OffsetCommitExpression.validUtf8;
+
 /**
  * Spark SQL function {@code offsetlake_decode_group_metadata(key, value)}: a classic group's GroupMetadata record (key type 2), decoded by Kafka's own generated
  * classes (GroupMetadataKey/Value, group-coordinator/src/main/resources/common/message/*.json; each
@@ -194,11 +196,11 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
         CanonicalReader reader = new CanonicalReader(buffer).withStringNullsOfMinusOneOnly();
         ConsumerProtocolSubscription s = new ConsumerProtocolSubscription(reader, version);
         // Non-flexible in every version: read whole with valid strings = written back identically.
-        if (buffer.hasRemaining() || !reader.canonical() || !valid(s.topics()) || !valid(s.rackId())) {
+        if (buffer.hasRemaining() || !reader.canonical() || !allValidUtf8(s.topics()) || !validUtf8(s.rackId())) {
             return null;
         }
         for (ConsumerProtocolSubscription.TopicPartition tp : s.ownedPartitions()) {
-            if (!valid(tp.topic())) {
+            if (!validUtf8(tp.topic())) {
                 return null;
             }
         }
@@ -241,7 +243,7 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
             return null;
         }
         for (ConsumerProtocolAssignment.TopicPartition tp : a.assignedPartitions()) {
-            if (!valid(tp.topic())) {
+            if (!validUtf8(tp.topic())) {
                 return null;
             }
         }
@@ -267,12 +269,12 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
      */
     private static boolean writesBackIdentically(GroupMetadataValue v, ByteBuffer read, CanonicalReader reader) {
         if (read.hasRemaining() || !reader.canonical()
-                || !valid(v.protocolType()) || !valid(v.protocol()) || !valid(v.leader())) {
+                || !validUtf8(v.protocolType()) || !validUtf8(v.protocol()) || !validUtf8(v.leader())) {
             return false;
         }
         for (GroupMetadataValue.MemberMetadata m : v.members()) {
-            if (!m.unknownTaggedFields().isEmpty() || !valid(m.memberId()) || !valid(m.groupInstanceId())
-                    || !valid(m.clientId()) || !valid(m.clientHost())) {
+            if (!m.unknownTaggedFields().isEmpty() || !validUtf8(m.memberId()) || !validUtf8(m.groupInstanceId())
+                    || !validUtf8(m.clientId()) || !validUtf8(m.clientHost())) {
                 return false;
             }
         }
@@ -280,18 +282,13 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
     }
 
     /**
-     * A string Kafka's reader returned was valid UTF-8: it holds no U+FFFD, Java's stand-in for bytes
-     * that were not (OffsetCommitExpression.readWhole says why that suffices). Checked string by string,
-     * not gathered into a list and an array first (their copies, Arrays.copyOf and ArrayList.grow, were
-     * about 8 % of the GroupMetadata decode's samples in a JFR profile of bench/decode.py's mixed mix).
+     * {@link OffsetCommitExpression#validUtf8} for each string, checked in place rather than gathered
+     * into a list and an array first (their copies, Arrays.copyOf and ArrayList.grow, were about 8 % of
+     * the GroupMetadata decode's samples in a JFR profile of bench/decode.py's mixed mix).
      */
-    private static boolean valid(String string) {
-        return string == null || string.indexOf('\uFFFD') < 0;
-    }
-
-    private static boolean valid(List<String> strings) {
+    private static boolean allValidUtf8(List<String> strings) {
         for (String string : strings) {
-            if (!valid(string)) {
+            if (!validUtf8(string)) {
                 return false;
             }
         }

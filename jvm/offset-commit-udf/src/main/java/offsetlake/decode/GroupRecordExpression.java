@@ -394,8 +394,8 @@ public final class GroupRecordExpression extends RecordDecodeExpression {
             return null;
         }
         String s = (String) kafka;
-        if (s.indexOf('\uFFFD') >= 0) {
-            throw NOT_EXACT;  // Java's stand-in for bytes that were not UTF-8 (OffsetCommitExpression says why)
+        if (!OffsetCommitExpression.validUtf8(s)) {
+            throw NOT_EXACT;
         }
         return UTF8String.fromString(s);
     };

@@ -320,30 +320,27 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
 
     /**
      * A message of a non-flexible version writes back to its bytes exactly: Kafka's reader left nothing
-     * in {@code read} and no string holds U+FFFD, Java's stand-in for bytes that were not UTF-8 (the
-     * class comment says why that suffices). The strings are the non-null ones the reader returned
-     * (CanonicalReader's stand-ins for ASCII strings hold no U+FFFD: ASCII is valid UTF-8).
+     * in {@code read} and its strings are valid UTF-8 ({@link #validUtf8}; the class comment says why that
+     * suffices). The strings are the non-null ones the reader returned (CanonicalReader's stand-ins for
+     * ASCII strings hold no U+FFFD: ASCII is valid UTF-8).
      */
-    static boolean readWhole(ByteBuffer read, String... strings) {
-        if (read.hasRemaining()) {
-            return false;
-        }
-        for (String string : strings) {
-            if (string != null && string.indexOf('\uFFFD') >= 0) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** {@link #readWhole(ByteBuffer, String...)} for one string, without a varargs array per record. */
     static boolean readWhole(ByteBuffer read, String string) {
-        return !read.hasRemaining() && (string == null || string.indexOf('\uFFFD') < 0);
+        return !read.hasRemaining() && validUtf8(string);
     }
 
-    /** {@link #readWhole(ByteBuffer, String...)} for two strings, without a varargs array per record. */
+    /** {@link #readWhole(ByteBuffer, String)} for two strings, without a varargs array per record. */
     static boolean readWhole(ByteBuffer read, String first, String second) {
-        return readWhole(read, first) && (second == null || second.indexOf('\uFFFD') < 0);
+        return readWhole(read, first) && validUtf8(second);
+    }
+
+    /**
+     * A string (or null) Kafka's reader returned was valid UTF-8 on the wire: it holds no U+FFFD, the
+     * character Java's decoder ({@code new String(bytes, UTF_8)}) puts in place of bytes that were not. A
+     * string that really held U+FFFD is taken for invalid too: the Python decoders then decode it, slower,
+     * to the same result. The one check every JVM decode here makes of Kafka's strings.
+     */
+    static boolean validUtf8(String string) {
+        return string == null || string.indexOf('\uFFFD') < 0;
     }
 
 }
