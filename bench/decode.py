@@ -4,6 +4,7 @@
     .venv/bin/python bench/decode.py --rows 200000          # quicker
     .venv/bin/python bench/decode.py --mixes commits mixed  # some mixes only
     .venv/bin/python bench/decode.py --runs 12              # the fastest of 12 runs each, steadier on a busy machine
+    .venv/bin/python bench/decode.py --marginal             # also the cost per record beyond each job's fixed cost
 
 Three mixes of records, each generated inside Spark and written to Parquet first, so
 every measurement of a mix reads the same rows:
@@ -27,6 +28,14 @@ For each mix, in one run:
 * kafka formatters: Kafka's ``OffsetsMessageFormatter`` / ``GroupMetadataMessageFormatter``
   in a JVM (bench/KafkaFormatters.java) on at most ``--jvm-limit`` of the rows, after a
   warm-up pass (one core, like the tool).
+
+With ``--marginal``, the scan and the Spark decode are also timed on a fifth of the records (the
+same generator's first rows), and the bench prints what a record costs beyond a job's fixed cost
+(planning, scheduling, the job's start and end): ``(t(N) - t(N/5)) / (4N/5)``, wall time on the
+local[2] task threads, and their ratio. Why: a job's fixed cost is a larger share of the scan's short
+time than of the decode's, so the ratio at N records flatters the decode a little at 2M and less as N
+grows (2026-11-28: commits 0.45-0.51 at 2M, 0.36 at 10M); the marginal ratio is what a cluster's
+sustained rate depends on.
 
 Peak memory (VmHWM / ru_maxrss, lifetime peaks so far): the Spark JVM (driver and, in
 local mode, the executors), the Python workers, this process, the formatter JVM. The last
@@ -149,6 +158,27 @@ def scan(raw) -> None:  # type: ignore[no-untyped-def]
     raw.select(F.sum(F.length("key") + F.length("value"))).collect()
 
 
+def marginal(spark, path: Path, mix: str, rows: int, scan_rate: float, decode_rate: float,  # type: ignore[no-untyped-def]
+             runs: int) -> None:
+    """Time the scan and the decode on a fifth of ``rows`` too, and print each one's cost per record beyond
+    its fixed cost, and their ratio (``--marginal``; the module's docstring says why)."""
+    fifth = rows // 5
+    generate(spark, path, fifth, mix)
+    small = spark.read.parquet(str(path))
+    print(f"  on a fifth of the records, {fifth:,}, for the cost per record beyond a job's fixed cost:")
+    small_scan = timed("plain Spark scan", fifth, lambda: scan(small), warm_up=3, runs=runs)
+    small_decode = timed("spark decode (routed families)", fifth, lambda: spark_decode(small), warm_up=3, runs=runs)
+    costs = {}
+    for name, big_rate, small_rate in (("scan", scan_rate, small_scan), ("decode", decode_rate, small_decode)):
+        big_seconds, small_seconds = rows / big_rate, fifth / small_rate
+        per_record = (big_seconds - small_seconds) / (rows - fifth)
+        costs[name] = (per_record, big_seconds - per_record * rows)
+    ratio = costs["scan"][0] / costs["decode"][0] if costs["decode"][0] > 0 else float("nan")
+    print(f"  per record beyond the fixed cost ({fifth:,} -> {rows:,} records): scan {costs['scan'][0] * 1e9:.0f} ns, "
+          f"spark decode {costs['decode'][0] * 1e9:.0f} ns (wall, local[2]); fixed cost: scan "
+          f"{costs['scan'][1]:.2f} s, decode {costs['decode'][1]:.2f} s; marginal decode/scan {ratio:.2f}", flush=True)
+
+
 def spark_decode(raw) -> dict[str, int]:  # type: ignore[no-untyped-def]
     """The decode as ingest's write_batch runs it, minus the cache and the writes: the first stage
     (every record routed and decoded in the JVM, one pass) forced and counted by ingest's own job
@@ -261,6 +291,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3,
                         help="measured runs of the scan and of the Spark decode after the warm-up; the fastest is "
                              "reported (default 3; more steady both sides of the ratio on a shared machine)")
+    parser.add_argument("--marginal", action="store_true",
+                        help="also time the scan and the decode on a fifth of the records and print each one's cost "
+                             "per record beyond a job's fixed cost, and their ratio")
     parser.add_argument("--jvm-limit", type=int, default=1_000_000,
                         help="give Kafka's formatters at most this many records")
     args = parser.parse_args()
@@ -290,6 +323,8 @@ def main() -> None:
         quarantined = counts.pop("quarantined")
         assert sum(counts.values()) == args.rows and not counts.get("unroutable") and not quarantined, counts
         ratios[mix] = decode_rate / scan_rate
+        if args.marginal:
+            marginal(spark, work / f"raw-{mix}-fifth", mix, args.rows, scan_rate, decode_rate, args.runs)
         limit = min(args.rows, max(args.python_limit, args.jvm_limit))
         records = [(bytes(row["key"]), None if row["value"] is None else bytes(row["value"]))
                    for row in raw.select("key", "value").limit(limit).toLocalIterator()]
