@@ -168,7 +168,7 @@ def marginal(spark, path: Path, mix: str, rows: int, scan_rate: float, decode_ra
     print(f"  on a fifth of the records, {fifth:,}, for the cost per record beyond a job's fixed cost:")
     small_scan = timed("plain Spark scan", fifth, lambda: scan(small), warm_up=3, runs=runs)
     small_decode = timed("spark decode (routed families)", fifth, lambda: spark_decode(small), warm_up=3, runs=runs)
-    costs = {}
+    costs: dict[str, tuple[float, float]] = {}  # name -> (seconds per record, fixed seconds)
     for name, big_rate, small_rate in (("scan", scan_rate, small_scan), ("decode", decode_rate, small_decode)):
         big_seconds, small_seconds = rows / big_rate, fifth / small_rate
         per_record = (big_seconds - small_seconds) / (rows - fifth)
@@ -297,6 +297,8 @@ def main() -> None:
     parser.add_argument("--jvm-limit", type=int, default=1_000_000,
                         help="give Kafka's formatters at most this many records")
     args = parser.parse_args()
+    if args.marginal and args.rows < 10:
+        parser.error(f"--marginal times a fifth of --rows too: give at least 10 rows, got {args.rows}")
 
     from pipelines.spark_session import build_spark_session
 
