@@ -64,8 +64,9 @@ test: setup browser
 test-cluster: setup
 	$(BIN)/python -m pytest -m cluster
 
-# End-to-end runs of 20-85 s each in processes of their own (marked `long`): the ingest
-# killed with SIGKILL again and again, then `offsetlake run` to the end (about 85 s), and the
+# End-to-end runs of 20-120 s each in processes of their own (marked `long`): the ingest
+# killed with SIGKILL twice, `offsetlake run` killed while gold's query has a batch in flight, then `run` to
+# the end (about 120 s), and the
 # data_quality and offsets_ingest DAGs run by Airflow (about 40 s and 72 s, one run of offsets_ingest for
 # both DAGs' tests), and `serve-sql`'s server (a JVM for its module, ~40 s). Kept out of `make test`
 # so that it stays within its ten minutes (it took 10 min 19 s of pytest with them, 2026-11-27 18:09);

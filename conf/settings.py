@@ -195,8 +195,8 @@ class GoldSettings:
     # Gold tables a refresh writes (and counts) at the same time, each from a driver thread of its own
     # (pipelines/spark_jobs.py says why); 1 writes them one after the other.
     concurrent_writes: int = 4
-    # A refresh whose silver increment is at most this many rows (Delta's history says how many each append
-    # added) runs on Spark's interpreted expressions, not generated code: on a small increment Spark spends
+    # A refresh batch whose silver increment is at most this many rows (counted in the batch of gold's query)
+    # runs on Spark's interpreted expressions, not generated code: on a small increment Spark spends
     # more time generating and compiling Java for each of a refresh's ~150 jobs than running them
     # (pipelines/spark_jobs.py ``interpreted_expressions`` has the figures). Full rebuilds and larger
     # increments keep generated code, which wins on volume. 0: always generated code.

@@ -6,13 +6,14 @@ a thread of the application, and each micro-batch, once committed to bronze and 
 in the same thread (``refresh_gold_tables``: silver's change data feed, so the cost follows what is
 new) before the query plans the next one; on a timer the main thread takes an end-offset snapshot in
 the same JVM instead of a scheduler starting one per minute, and then refreshes ``gold.consumer_lag``,
-which only a new snapshot extends. Each such cycle is reported as one line (``CycleReport.line``):
+which only a new snapshot extends. Gold's refresh is itself a Structured Streaming query over silver's
+change data feeds (``pipelines.gold.silver_changes``), run to what is available after each batch: its
+checkpoint is gold's bookkeeping. Each such cycle is reported as one line (``CycleReport.line``):
 records, rows per layer, and freshness -- how old the newest source record now visible in gold is.
 
 Not yet what the issue describes in full: silver is still written by the ingest's ``foreachBatch`` (not
-derived from bronze as a Delta streaming source), gold's bookkeeping is still ``gold._refresh_state``
-(not streaming checkpoints), and the group state machines are replayed per refresh rather than kept in
-Spark's state store.
+derived from bronze as a Delta streaming source), and the group state machines are replayed per refresh
+rather than kept in Spark's state store.
 
 Why gold is refreshed after each batch, in the ingest's thread, and not beside the ingest: until
 2026-11-27 the main thread refreshed gold while the ingest went on with its next batches, so that a slow
@@ -139,7 +140,7 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
     from pipelines.end_offsets import snapshot_end_offsets
     from pipelines.gold.consumer_lag import refresh_consumer_lag
     from pipelines.gold.refresh import refresh_gold_tables
-    from pipelines.ingest import run_ingest
+    from pipelines.ingest import ensure_tables, run_ingest
 
     failures: list[BaseException] = []
     finished = threading.Event()
@@ -200,6 +201,9 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
     # First what an earlier run wrote to silver but did not take into gold (stopped between a batch's writes and
     # its refresh, or an `ingest` without `gold`): the ingest's batches refresh gold only when they read records,
     # and on a quiet cluster none may come for a long time.
+    # The silver tables' change data feeds (gold's query reads them) on a warehouse from an older offsetlake,
+    # before any writer runs: a property change conflicts with a concurrent append.
+    ensure_tables(spark, settings)
     run_cycle((), False, catch_up=True)
     thread = threading.Thread(target=ingest, name="offsetlake-ingest", daemon=True)
     thread.start()

@@ -7,13 +7,13 @@ replaced (dead weight on disk). OPTIMIZE rewrites the live small files into few 
 VACUUM deletes files that left the table more than ``maintenance.vacuum_retention_hours`` ago.
 
 OPTIMIZE keeps the incremental gold refresh correct: its commit marks both the removed and the
-added files ``dataChange=false`` (the rows are the same), so it has no change data, and
-``pipelines.gold.refresh.silver_changes`` passes over it (``ROWS_UNCHANGED``): gold neither re-reads
+added files ``dataChange=false`` (the rows are the same), so it has no change data, and gold's query
+over silver's change data feeds (``pipelines.gold.silver_changes``) passes over it: gold neither re-reads
 the compacted rows nor falls back to a full rebuild. VACUUM's own commits (``VACUUM START``/``END``)
 carry no file actions at all.
 
-What VACUUM may break is a reader that is behind: gold reads what silver gained since its last
-refresh from silver's change data feed, i.e. from the files those versions added, so a file
+What VACUUM may break is a reader that is behind: gold's query reads what silver gained since its
+last batch from silver's change data feed, i.e. from the files those versions added, so a file
 compacted away and then vacuumed before gold catches up is gone. Delta's 168-hour minimum makes
 that a week of gold not running; a shorter retention must be allowed explicitly
 (``maintenance.allow_short_retention``), and the daily DAG refreshes gold first.
@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING
 from conf.settings import DELTA_SAFE_RETENTION_HOURS, Settings
 from pipelines.delta_tables import table_path
 from pipelines.storage import Storage
-from schemas import refresh_state
 from schemas.table_spec import TableSpec
 
 if TYPE_CHECKING:
@@ -59,10 +58,10 @@ class TableMaintenance:
 
 
 def maintained_tables() -> tuple[TableSpec, ...]:
-    """Every table of the warehouse: bronze, silver, gold, and gold's internal refresh state."""
+    """Every table of the warehouse: bronze, silver and gold."""
     from schemas.catalog import TABLES
 
-    return (*TABLES.values(), refresh_state.TABLE)
+    return tuple(TABLES.values())
 
 
 def retention_hours(settings: Settings) -> int:

@@ -33,7 +33,7 @@ from quality import (
     quarantine,
 )
 from quality.suite import Rule, Suite, view_name
-from schemas import data_quality_results, refresh_state
+from schemas import data_quality_results
 from schemas.catalog import TABLES
 
 if TYPE_CHECKING:
@@ -258,10 +258,10 @@ def _load_tables(spark: SparkSession, settings: Settings, suites: Sequence[Suite
 
 
 def _gold_versions(spark: SparkSession, settings: Settings) -> dict[str, int]:
-    """The silver versions gold reflects (gold._refresh_state), empty before the first refresh."""
-    if not table_exists(settings, refresh_state.TABLE):
-        return {}
-    return {r["source_table"]: r["version"] for r in read_table(spark, settings, refresh_state.TABLE).collect()}
+    """The silver versions gold reflects (recorded by gold's refresh commits), empty before the first refresh."""
+    from pipelines.gold.refresh import reflected_silver_versions
+
+    return reflected_silver_versions(spark, settings)
 
 
 def _gx_context(docs: Path):  # type: ignore[no-untyped-def]

@@ -1,8 +1,8 @@
 """Expectations across tables: the gold tables agree with each other and with the silver they came from.
 
-Gold is compared with silver *as gold last saw it*: the silver versions recorded in gold._refresh_state
-(views ``<silver view>_as_of_gold``), so an ingest that ran after the last gold refresh is not a
-disagreement.
+Gold is compared with silver *as gold last saw it*: the silver versions recorded in gold's refresh
+commits (``userMetadata``; views ``<silver view>_as_of_gold``), so an ingest that ran after the last gold
+refresh is not a disagreement.
 """
 
 from __future__ import annotations

@@ -33,7 +33,8 @@ def view_name(table: str) -> str:
 
 
 def as_of_gold(table: str) -> str:
-    """A silver table as gold last saw it (the version in gold._refresh_state), for gold-vs-silver rules."""
+    """A silver table as gold last saw it, for gold-vs-silver rules: at the version gold's refresh commits
+    record (``pipelines.gold.refresh.reflected_silver_versions``)."""
     return table + "@gold"
 
 

@@ -43,4 +43,4 @@ AUDIT: tuple[TableSpec, ...] = (data_quality_results.TABLE,)
 TABLES: dict[str, TableSpec] = {
     spec.name: spec for spec in (BRONZE, *SILVER, partition_end_offsets.TABLE, topic_names.TABLE, *GOLD, *AUDIT)
 }
-"""Every user-facing table of the warehouse, by name (gold._refresh_state is internal)."""
+"""Every user-facing table of the warehouse, by name (gold's refresh state is its query's checkpoint)."""

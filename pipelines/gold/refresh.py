@@ -1,8 +1,9 @@
 """Refresh every gold table from silver, incrementally and idempotently.
 
-How it stays incremental: ``gold._refresh_state`` holds, per silver table, the last Delta
-version gold reflects. A refresh reads only the rows that silver commits after that version
-added (silver's change data feed; silver is append-only; ``silver_changes``), then:
+How it stays incremental: a Structured Streaming query reads what the silver tables gain from their
+change data feeds (``pipelines.gold.silver_changes``), and its checkpoint -- the engine's bookkeeping,
+not offsetlake's -- records how far it has read (until 2026-11-28 a table ``gold._refresh_state`` did,
+with Delta's history read by hand). Each micro-batch (``apply_changes``):
 
 * ``committed_offsets``: MERGEs the newest record per key, applied only when newer than the
   row there (so re-applying a record changes nothing), tombstones deleting;
@@ -19,27 +20,30 @@ added (silver's change data feed; silver is append-only; ``silver_changes``), th
   cluster, so a rebuild gives the same rows. A group whose assignments hold an id no source named yet
   is recomputed when a later snapshot or commit names it.
 
-Then the new versions are written to the state table. A refresh that dies half-way re-reads
-the same silver rows next time and converges to the same result (every step above is
-idempotent); one with no new silver versions writes nothing. If a silver commit did more than
-append (e.g. a retention delete; OPTIMIZE changes no rows and is passed over), its log entry is
-gone, or the change data feed does not cover it, the refresh rebuilds from the whole table at the
-current version instead.
+A batch that dies half-way is run again over the same rows after a restart and converges to the same
+result (every step above is idempotent); with nothing new, no batch runs and nothing is written. If silver
+did more than append (e.g. a retention delete; OPTIMIZE changes no rows and has no change data), gold is
+rebuilt from the whole of silver instead. A query without a checkpoint, or a gold table missing, starts
+with a rebuild from silver at pinned versions (``bootstrap``).
 
-How it runs: a refresh whose increment Delta's history counts at no more than
-``gold.interpreted_up_to_rows`` rows runs on Spark's interpreted expressions, not generated code
-(``pipelines.spark_jobs.interpreted_expressions`` says why); full rebuilds on generated code.
+Every gold commit of a refresh records the silver versions gold then reflects (``userMetadata``,
+``reflected_silver_versions``): ``check`` compares gold with silver as of those versions.
+
+How it runs: a batch of at most ``gold.interpreted_up_to_rows`` rows runs on Spark's interpreted
+expressions, not generated code (``pipelines.spark_jobs.interpreted_expressions`` says why); rebuilds
+and larger batches on generated code.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from conf.settings import Settings
-from pipelines.delta_tables import ensure_current_table, ensure_table, read_table, table_path
+from pipelines.delta_tables import ensure_current_table, ensure_table, read_table, table_exists, table_path
 from pipelines.gold.committed_offsets import TABLE as COMMITTED_OFFSETS
 from pipelines.gold.group_generations import TABLE as GROUP_GENERATIONS
 from pipelines.gold.group_membership import TABLE as GROUP_MEMBERSHIP
@@ -47,15 +51,15 @@ from pipelines.gold.group_state_history import TABLE as GROUP_STATE_HISTORY
 from pipelines.gold.offset_commit_rate import TABLE as OFFSET_COMMIT_RATE
 from pipelines.gold.partition_assignments import TABLE as PARTITION_ASSIGNMENTS
 from pipelines.gold.rebalance_events import TABLE as REBALANCE_EVENTS
+from pipelines.gold.silver_changes import SOURCES
 from pipelines.spark_jobs import interpreted_expressions, run_together
-from schemas import consumer_group_records, group_members, group_metadata, offset_commits, refresh_state, topic_names
+from pipelines.storage import Storage
+from schemas import consumer_group_records, group_members, group_metadata, offset_commits, topic_names
 from schemas.table_spec import Incremental, TableSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-SOURCES: tuple[TableSpec, ...] = (offset_commits.TABLE, group_metadata.TABLE, group_members.TABLE,
-                                  consumer_group_records.TABLE, topic_names.TABLE)
 GOLD: tuple[TableSpec, ...] = (COMMITTED_OFFSETS, OFFSET_COMMIT_RATE, GROUP_GENERATIONS, GROUP_MEMBERSHIP,
                                 PARTITION_ASSIGNMENTS, GROUP_STATE_HISTORY, REBALANCE_EVENTS)
 """The gold tables a refresh writes, each by the strategy its module declares (``TableSpec.incremental``)."""
@@ -64,21 +68,11 @@ GROUP_TABLES: tuple[TableSpec, ...] = tuple(
 """Recomputed for the groups with new records (``group_tables``) and replaced by group (``replace_groups``)."""
 
 
-@dataclass(frozen=True)
-class SilverChanges:
-    """Rows silver gained after ``after`` up to ``version`` (``full``: the whole table at ``version``)."""
-
-    version: int
-    rows: DataFrame | None
-    full: bool
-
-
 def ensure_gold_tables(spark: SparkSession, settings: Settings) -> None:
     # Every gold table gained columns (KIP-848 groups), properties (deletion vectors) or clustering since its first
     # release: a table an older offsetlake made is brought up to its spec (once per process).
     for spec in GOLD:
         ensure_current_table(spark, settings, spec)
-    ensure_table(spark, settings, refresh_state.TABLE)
 
 
 def group_tables(metadata: DataFrame, members: DataFrame, settings: Settings,
@@ -202,113 +196,227 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
                         on_written: Callable[[tuple[str, ...]], None] = lambda tables: None) -> tuple[str, ...]:
     """Bring every gold table up to date with silver; return the names of the gold tables written.
 
+    Runs the gold query (``pipelines.gold.silver_changes``) until it has applied everything silver holds
+    (``Trigger.AvailableNow``), each micro-batch by ``apply_changes``; first, when the query has no
+    checkpoint yet or a gold table is missing, rebuilds gold from all of silver (``bootstrap``).
+
     ``refresh_gold`` without the closing row counts, which cost about 3 s even on a small warehouse (seven
     count jobs; bench/gold.py's data at 2,000 commits, 2026-11-27): ``offsetlake run`` calls this after
     each micro-batch, where those seconds are freshness. ``on_written`` is called with each table's name as
-    soon as that table's Delta commit has returned (the commit tables, then the group tables; the tables of
-    one step are written side by side, so in the order they finish, possibly from the step's threads):
-    readers see a table's rows from then on, before the refresh ends (``pipelines/freshness.py`` measures
-    from then). Until 2026-11-27 it was called once per step, when the step's last table was committed.
+    soon as that table's Delta commit has returned (the tables of one step are written side by side, so in
+    the order they finish, possibly from the step's threads): readers see a table's rows from then on,
+    before the refresh ends (``pipelines/freshness.py`` measures from then).
     """
+    from pipelines.gold import silver_changes
+
+    missing = not all(table_exists(settings, spec) for spec in GOLD)
     ensure_gold_tables(spark, settings)
-    done = {row["source_table"]: row["version"] for row in read_table(spark, settings, refresh_state.TABLE)
-            .collect()}
-    new = [v for v in (silver_versions(spark, settings, spec, done.get(spec.name)) for spec in SOURCES)
-           if v is not None]
-    with interpreted_expressions(spark, is_small(new, settings.gold.interpreted_up_to_rows)):
-        return _refresh(spark, settings, done, new, on_written)
+    for spec in SOURCES:  # the query reads all five; a warehouse without snapshots has no silver.topic_names yet
+        ensure_table(spark, settings, spec)
+    written: list[str] = []
+
+    def announce(tables: tuple[str, ...]) -> None:
+        written.extend(tables)
+        on_written(tables)
+
+    starting: dict[str, int] | None = None
+    if silver_changes.bootstrap_needed(spark, settings, not missing):
+        Storage(spark).delete(silver_changes.checkpoint_path(settings))
+        starting = bootstrap(spark, settings, announce)
+    failure: list[BaseException] = []
+
+    def each_batch(batch: DataFrame, batch_id: int) -> None:
+        try:
+            apply_changes(spark, settings, batch, announce)
+        except BaseException as exc:  # noqa: BLE001 - raised below with its own message, not Spark's wrapping
+            failure.append(exc)
+            raise
+
+    query = (silver_changes.silver_change_stream(spark, settings, starting).writeStream.foreachBatch(each_batch)
+             .option("checkpointLocation", silver_changes.checkpoint_path(settings))
+             .queryName("offsetlake-gold").trigger(availableNow=True).start())
+    try:
+        query.awaitTermination()
+    except Exception:
+        if failure:
+            raise failure[0] from None
+        raise
+    return tuple(dict.fromkeys(written))
 
 
-def is_small(new: list[SilverVersions], limit: int) -> bool:
-    """Whether silver gained at most ``limit`` rows, counted, and no rebuild: such a refresh runs interpreted.
+#: What a gold table's Delta commits carry in ``userMetadata`` (``reflected_silver_versions`` reads it back).
+USER_METADATA_KEY = "offsetlake.silver_versions"
 
-    ``limit`` 0: never (always generated code)."""
-    return limit > 0 and all(v.appended is not None and v.rows is not None for v in new) and sum(
-        v.rows or 0 for v in new) <= limit
+#: Per gold checkpoint, the silver versions gold reflects as this process last wrote them.
+_reflected: dict[str, dict[str, int]] = {}
 
 
-def _refresh(spark: SparkSession, settings: Settings, done: dict[str, int], new: list[SilverVersions],
-             on_written: Callable[[tuple[str, ...]], None]) -> tuple[str, ...]:
-    """``refresh_gold_tables`` once it knows which silver versions are new (``new``) and how to run."""
+def bootstrap(spark: SparkSession, settings: Settings, on_written: Callable[[tuple[str, ...]], None]
+              ) -> dict[str, int]:
+    """Rebuild every gold table from all of silver at pinned versions; return those versions (where the
+    gold query starts reading).
+
+    Pinned so that a row silver gains during the rebuild is read by the query, not lost between the two.
+    """
+    from pipelines.gold import silver_changes
+
+    versions = {spec.name: latest_version(spark, settings, spec) or 0 for spec in SOURCES}
+    pinned = {spec.name: _read_version(spark, settings, spec, versions[spec.name]) for spec in SOURCES}
+    _reflected[silver_changes.checkpoint_path(settings)] = dict(versions)
+    with _recording(spark, versions):
+        rebuild_gold(spark, settings, pinned, on_written)
+    return versions
+
+
+def rebuild_gold(spark: SparkSession, settings: Settings, silver: dict[str, DataFrame] | None,
+                 on_written: Callable[[tuple[str, ...]], None]) -> None:
+    """Replace every gold table by ``full_rebuild``'s frame of it (each one atomic overwrite)."""
+    frames = full_rebuild(spark, settings, silver)
+    run_together(spark, [_announced(spec, on_written, lambda spec=spec: replace_groups(settings, spec,
+                                                                                       frames[spec.name], None))
+                         for spec in GOLD], settings.gold.concurrent_writes)
+
+
+def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
+                  on_written: Callable[[tuple[str, ...]], None]) -> None:
+    """Apply one micro-batch of the gold query (silver's inserted rows) to gold; idempotent, so a batch run
+    again after a crash changes nothing it had already changed.
+
+    A batch holding any change that is not an insert (silver was changed, not appended to: a retention
+    DELETE, a RESTORE) rebuilds gold from the whole of silver. A batch of at most
+    ``gold.interpreted_up_to_rows`` rows runs on Spark's interpreted expressions
+    (``pipelines.spark_jobs.interpreted_expressions`` says why).
+    """
+    from pipelines.gold import silver_changes
+
+    key = silver_changes.checkpoint_path(settings)
+    applied = _reflected.get(key)
+    if applied is not None:
+        # What this process knows gold holds already: the bootstrap's versions, which the query reads once
+        # more (it starts at them), and nothing after a batch this process applied in full. Only this
+        # process's own record: a batch that died half-way left some gold tables recording its versions.
+        batch = batch.filter(silver_changes.after_versions(applied))
+    rows = batch.localCheckpoint()  # read once from the change data feed; every step below reads it again
+    summary = silver_changes.summarize(rows)
+    if not summary.versions:
+        return
+    reflected = {**_reflected.get(key, reflected_silver_versions(spark, settings)), **summary.versions}
+    with _recording(spark, reflected):
+        if summary.other_changes:
+            rebuild_gold(spark, settings, None, on_written)
+        else:
+            limit = settings.gold.interpreted_up_to_rows
+            with interpreted_expressions(spark, 0 < summary.total <= limit):
+                _refresh(spark, settings, silver_changes.changed_rows(rows, summary), summary.versions, on_written)
+    _reflected[key] = reflected
+
+
+@contextmanager
+def _recording(spark: SparkSession, versions: dict[str, int]) -> Iterator[None]:
+    """Within the block, every Delta commit of the session carries ``versions`` (the silver versions gold
+    reflects once the block's writes are done) in its ``userMetadata``: what ``check`` compares gold with."""
+    conf = "spark.databricks.delta.commitInfo.userMetadata"
+    spark.conf.set(conf, json.dumps({USER_METADATA_KEY: versions}, sort_keys=True))
+    try:
+        yield
+    finally:
+        spark.conf.unset(conf)
+
+
+def reflected_silver_versions(spark: SparkSession, settings: Settings) -> dict[str, int]:
+    """The silver versions gold reflects: per silver table, the newest version recorded by a gold table's
+    latest refresh commits (``_recording``); empty before the first refresh."""
+    from delta.tables import DeltaTable
+
+    found: dict[str, int] = {}
+    for spec in GOLD:
+        path = table_path(settings, spec)
+        if not DeltaTable.isDeltaTable(spark, path):
+            continue
+        for row in DeltaTable.forPath(spark, path).history(20).select("version", "userMetadata").collect():
+            recorded = _recorded_versions(row["userMetadata"])
+            if recorded is not None:
+                for table, version in recorded.items():
+                    found[table] = max(version, found.get(table, version))
+                break
+    return found
+
+
+def _recorded_versions(user_metadata: str | None) -> dict[str, int] | None:
+    if not user_metadata:
+        return None
+    try:
+        recorded = json.loads(user_metadata).get(USER_METADATA_KEY)
+    except (ValueError, AttributeError):
+        return None
+    return {str(k): int(v) for k, v in recorded.items()} if isinstance(recorded, dict) else None
+
+
+def _refresh(spark: SparkSession, settings: Settings, changes: dict[str, DataFrame], versions: dict[str, int],
+             on_written: Callable[[tuple[str, ...]], None]) -> None:
+    """Apply silver's new rows (``changes``: table name -> the rows it gained) to gold.
+
+    ``versions``: the Delta version of each table in ``changes`` that the batch read up to; the group tables
+    are recomputed from silver at those versions (the other tables as they are: they gained no rows), so
+    that gold reflects exactly the versions ``_recording`` writes down.
+    """
     from pyspark.sql import functions as F
 
-    from pipelines.gold.committed_offsets import committed_offsets, merge_commits
-    from pipelines.gold.offset_commit_rate import merge_rates, offset_commit_rate
+    from pipelines.gold.committed_offsets import merge_commits
+    from pipelines.gold.offset_commit_rate import merge_rates
 
-    changes = {v.spec.name: read_changes(spark, settings, v) for v in new}
+    def rows_of(spec: TableSpec) -> DataFrame:
+        return (_read_version(spark, settings, spec, versions[spec.name]) if spec.name in versions
+                else read_table(spark, settings, spec))
 
-    written: list[str] = []
     commits = changes.get(offset_commits.TABLE.name)
-    if commits is not None and commits.rows is not None:
-        if commits.full:
-            replace_groups(settings, COMMITTED_OFFSETS, committed_offsets(commits.rows), None)
-            on_written((COMMITTED_OFFSETS.name,))
-            replace_groups(settings, OFFSET_COMMIT_RATE, offset_commit_rate(commits.rows), None)
-            on_written((OFFSET_COMMIT_RATE.name,))
-        else:
-            # Two tables, two MERGEs that read the same (checkpointed) changes: side by side, as the group tables
-            # below (on 2,000 commits each MERGE took 3-4 s, mostly Delta's fixed cost of a MERGE; 2026-11-27).
-            silver_commits = _read_version(spark, settings, offset_commits.TABLE, commits.version)
-            run_together(spark, [
-                _announced(COMMITTED_OFFSETS, on_written,
-                           lambda: merge_commits(spark, settings, commits.rows)),
-                _announced(OFFSET_COMMIT_RATE, on_written,
-                           lambda: merge_rates(spark, settings, commits.rows, silver_commits))],
-                settings.gold.concurrent_writes)
-        written += (COMMITTED_OFFSETS.name, OFFSET_COMMIT_RATE.name)
+    if commits is not None:
+        # Two tables, two MERGEs that read the same (checkpointed) changes: side by side, as the group tables
+        # below (on 2,000 commits each MERGE took 3-4 s, mostly Delta's fixed cost of a MERGE; 2026-11-27).
+        silver_commits = rows_of(offset_commits.TABLE)
+        run_together(spark, [
+            _announced(COMMITTED_OFFSETS, on_written, lambda: merge_commits(spark, settings, commits)),
+            _announced(OFFSET_COMMIT_RATE, on_written, lambda: merge_rates(spark, settings, commits, silver_commits))],
+            settings.gold.concurrent_writes)
 
     scope = with_groups(touched_groups(changes), newly_named_groups(spark, settings, changes))
-    if scope is not None and scope.groups != []:
-        groups = scope.groups
-        def rows_of(spec: TableSpec) -> DataFrame:  # at the version this refresh reaches (empty if none)
-            version = changes[spec.name].version if spec.name in changes else done.get(spec.name)
-            return (_read_version(spark, settings, spec, version) if version is not None
-                    else spark.createDataFrame([], spec.schema))
+    if scope is None or scope.groups == []:
+        return
+    groups = scope.groups
+    group_metadata_rows, member_rows, records, commit_rows = (
+        rows_of(spec) for spec in (group_metadata.TABLE, group_members.TABLE, consumer_group_records.TABLE,
+                                   offset_commits.TABLE))
+    from pipelines.gold.consumer_groups import RECORD_TYPES, consumer_group_tables, has_consumer_groups
 
-        group_metadata_rows, member_rows, records, commit_rows = (
-            rows_of(spec) for spec in (group_metadata.TABLE, group_members.TABLE, consumer_group_records.TABLE,
-                                       offset_commits.TABLE))
-        from pipelines.gold.consumer_groups import RECORD_TYPES, consumer_group_tables, has_consumer_groups
+    records = records.filter(F.col("type").isin(*RECORD_TYPES))
+    if groups is not None:
+        # The groups as a literal predicate, not a join: Delta skips the files of other groups by their
+        # statistics (the silver group tables are clustered by group), and there is no join to plan.
+        in_scope = _groups_predicate(groups)
+        group_metadata_rows = group_metadata_rows.filter(in_scope)
+        member_rows = member_rows.filter(in_scope)
+        commit_rows = commit_rows.filter(in_scope)
+        records = records.filter(_groups_predicate(groups, group_column="group_id"))
+    # The affected groups' records are few (one per rebalance): materialise them once for five tables.
+    group_metadata_rows = group_metadata_rows.localCheckpoint()
+    member_rows = member_rows.localCheckpoint()
+    records = records.localCheckpoint()
+    consumer = None
+    if has_consumer_groups(records):
+        # Topic ids are named from commits that carry them, silver.topic_names and names gold has.
+        from pipelines.topic_names import topic_names as named_topic_ids
 
-        records = records.filter(F.col("type").isin(*RECORD_TYPES))
-        if groups is not None:
-            # The groups as a literal predicate, not a join: Delta skips the files of other groups by their
-            # statistics (the silver group tables are clustered by group), and there is no join to plan.
-            in_scope = _groups_predicate(groups)
-            group_metadata_rows = group_metadata_rows.filter(in_scope)
-            member_rows = member_rows.filter(in_scope)
-            commit_rows = commit_rows.filter(in_scope)
-            records = records.filter(_groups_predicate(groups, group_column="group_id"))
-        # The affected groups' records are few (one per rebalance): materialise them once for five tables.
-        group_metadata_rows = group_metadata_rows.localCheckpoint()
-        member_rows = member_rows.localCheckpoint()
-        records = records.localCheckpoint()
-        consumer = None
-        if has_consumer_groups(records):
-            # Topic ids are named from commits that carry them, silver.topic_names and names gold has.
-            from pipelines.topic_names import topic_names as named_topic_ids
-
-            known = [read_table(spark, settings, COMMITTED_OFFSETS),
-                     read_table(spark, settings, PARTITION_ASSIGNMENTS)]
-            if commits is not None and commits.rows is not None:
-                known.append(commits.rows)
-            named = named_topic_ids(spark, settings)
-            if named is not None:
-                known.append(named)
-            consumer = consumer_group_tables(records, known)
-        frames = group_tables(group_metadata_rows, member_rows, settings, consumer, commit_rows, materialize=True)
-        run_together(spark, [_announced(spec, on_written,
-                                        lambda spec=spec: replace_groups(settings, spec, frames[spec.name], groups))
-                             for spec in GROUP_TABLES], settings.gold.concurrent_writes)
-        written += [spec.name for spec in GROUP_TABLES]
-
-    if changes:
-        now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-        state = {**done, **{name: change.version for name, change in changes.items()}}
-        rows = [(name, version, now) for name, version in sorted(state.items())]
-        spark.createDataFrame(rows, refresh_state.TABLE.schema).write.format("delta").mode("overwrite") \
-            .save(table_path(settings, refresh_state.TABLE))
-    return tuple(written)
+        known = [read_table(spark, settings, COMMITTED_OFFSETS), read_table(spark, settings, PARTITION_ASSIGNMENTS)]
+        if commits is not None:
+            known.append(commits)
+        named = named_topic_ids(spark, settings)
+        if named is not None:
+            known.append(named)
+        consumer = consumer_group_tables(records, known)
+    frames = group_tables(group_metadata_rows, member_rows, settings, consumer, commit_rows, materialize=True)
+    run_together(spark, [_announced(spec, on_written,
+                                    lambda spec=spec: replace_groups(settings, spec, frames[spec.name], groups))
+                         for spec in GROUP_TABLES], settings.gold.concurrent_writes)
 
 
 def _announced(spec: TableSpec, on_written: Callable[[tuple[str, ...]], None], write: Callable[[], None]
@@ -329,18 +437,15 @@ class GroupScope:
     groups: list[tuple[str, str]] | None
 
 
-def touched_groups(changes: dict[str, SilverChanges]) -> GroupScope | None:
-    """Groups with new classic GroupMetadata records or members, or new KIP-848 consumer-group records; None:
-    nothing new.
-
-    A source read in full (first refresh, or rebuilt after a removal) recomputes every group.
+def touched_groups(changes: dict[str, DataFrame]) -> GroupScope | None:
+    """Groups with new classic GroupMetadata records or members, or new KIP-848 consumer-group records
+    (``changes``: silver table name -> the rows it gained); None: nothing new of those.
 
     Why new silver.group_members rows touch their groups although each comes with its GroupMetadata record:
     the ingest appends a batch's group_metadata rows and then its group_members rows, two Delta commits,
-    while ``offsetlake run`` refreshes gold beside it. A refresh that read group_metadata's newest version
-    just after the first and group_members' just before the second recomputed the group without the
-    record's members, and took both versions as done: the members' rows, arriving with the next version,
-    touched nothing, and gold kept the group without them until its next record (unlike a rebuild).
+    and gold's query may plan a batch between the two (``offsetlake gold`` beside a running ingest). That
+    batch recomputes the group without the record's members; the members' rows, in the next batch, must
+    touch the group again, or gold would keep it without them until its next record (unlike a rebuild).
     """
     from functools import reduce
 
@@ -348,24 +453,19 @@ def touched_groups(changes: dict[str, SilverChanges]) -> GroupScope | None:
 
     from pipelines.gold.consumer_groups import RECORD_TYPES
 
-    metadata = changes.get(group_metadata.TABLE.name)
-    members = changes.get(group_members.TABLE.name)
+    groups = [changes[spec.name].select("cluster_name", "group") for spec in (group_metadata.TABLE, group_members.TABLE)
+              if spec.name in changes]
     records = changes.get(consumer_group_records.TABLE.name)
-    sources = [c for c in (metadata, members, records) if c is not None and c.rows is not None]
-    if not sources:
-        return None
-    if any(c.full for c in sources):
-        return GroupScope(None)
-    groups = [c.rows.select("cluster_name", "group") for c in (metadata, members)
-              if c is not None and c.rows is not None]
-    if records is not None and records.rows is not None:
-        groups.append(records.rows.filter(F.col("type").isin(*RECORD_TYPES))
+    if records is not None:
+        groups.append(records.filter(F.col("type").isin(*RECORD_TYPES))
                       .select("cluster_name", F.col("group_id").alias("group")))
+    if not groups:
+        return None
     touched = reduce(lambda a, b: a.unionByName(b), groups).distinct().collect()
     return GroupScope(sorted((r["cluster_name"], r["group"]) for r in touched))
 
 
-def newly_named_groups(spark: SparkSession, settings: Settings, changes: dict[str, SilverChanges]
+def newly_named_groups(spark: SparkSession, settings: Settings, changes: dict[str, DataFrame]
                        ) -> list[tuple[str, str]]:
     """KIP-848 groups whose gold assignments hold a topic id gold could not name, and that new rows of
     silver.topic_names (ids a snapshot described) or new offset commits now name: recomputed although they
@@ -375,11 +475,8 @@ def newly_named_groups(spark: SparkSession, settings: Settings, changes: dict[st
 
     from pyspark.sql import functions as F
 
-    from pipelines.delta_tables import table_exists
-
-    named = [change.rows for name, change in changes.items()
-             if name in (topic_names.TABLE.name, offset_commits.TABLE.name) and change.rows is not None]
-    if not named or not table_exists(settings, PARTITION_ASSIGNMENTS):
+    named = [rows for name, rows in changes.items() if name in (topic_names.TABLE.name, offset_commits.TABLE.name)]
+    if not named:
         return []
     ids = reduce(lambda a, b: a.unionByName(b), [rows.filter(F.col("topic_id").isNotNull())
                                                  .select("cluster_name", "topic_id") for rows in named])
@@ -429,14 +526,6 @@ def _read_version(spark: SparkSession, settings: Settings, spec: TableSpec, vers
     return spark.read.format("delta").option("versionAsOf", version).load(table_path(settings, spec))
 
 
-#: Operations (DESCRIBE HISTORY's ``operation``) that change no rows: a refresh passes over their versions.
-#: OPTIMIZE rewrites rows it keeps (its files are ``dataChange=false``: no change data); the others touch
-#: metadata or no files. Any other version that is not a blind append makes the refresh read the whole table.
-ROWS_UNCHANGED = frozenset({"OPTIMIZE", "VACUUM START", "VACUUM END", "SET TBLPROPERTIES", "UNSET TBLPROPERTIES",
-                            "ADD COLUMNS", "CHANGE COLUMN", "ADD CONSTRAINT", "DROP CONSTRAINT", "UPGRADE PROTOCOL",
-                            "CLUSTER BY"})
-
-
 def latest_version(spark: SparkSession, settings: Settings, spec: TableSpec) -> int | None:
     """The table's newest Delta version (its history's last entry), or None when the table does not exist."""
     from delta.tables import DeltaTable
@@ -445,89 +534,3 @@ def latest_version(spark: SparkSession, settings: Settings, spec: TableSpec) -> 
     if not DeltaTable.isDeltaTable(spark, path):
         return None
     return int(DeltaTable.forPath(spark, path).history(1).head()["version"])
-
-
-def silver_changes(spark: SparkSession, settings: Settings, spec: TableSpec, after: int | None
-                   ) -> SilverChanges | None:
-    """What ``spec`` gained after version ``after`` (None: never read); None when nothing is new.
-
-    ``silver_versions`` (which versions, from Delta's history) then ``read_changes`` (their rows).
-    """
-    versions = silver_versions(spark, settings, spec, after)
-    return None if versions is None else read_changes(spark, settings, versions)
-
-
-@dataclass(frozen=True)
-class SilverVersions:
-    """The versions of a silver table a refresh reads, as Delta's history tells them (``silver_versions``)."""
-
-    spec: TableSpec
-    version: int  # the table's newest version: what gold will reflect
-    appended: tuple[int, ...] | None  # the versions that appended rows since; None: read the whole table
-    rows: int | None  # rows those versions appended (their numOutputRows); None: not known, or the whole table
-
-
-def silver_versions(spark: SparkSession, settings: Settings, spec: TableSpec, after: int | None
-                    ) -> SilverVersions | None:
-    """Which versions of ``spec`` a refresh reads after version ``after`` (None: never read); None when none is new.
-
-    Delta says it, through public APIs only (so any warehouse URI works): the table's history tells which
-    versions since ``after`` only appended rows (``isBlindAppend``: silver is written by appends) and how many
-    (``operationMetrics.numOutputRows``), changed none (``ROWS_UNCHANGED``), or did anything else -- a
-    retention DELETE, a RESTORE, an overwrite --, after which gold is rebuilt from the whole table at its
-    newest version. No data is read here: the refresh decides from the row counts how to run
-    (``GoldSettings.interpreted_up_to_rows``) before it reads anything.
-    """
-    from delta.tables import DeltaTable
-
-    path = table_path(settings, spec)
-    if not DeltaTable.isDeltaTable(spark, path):
-        return None
-    table = DeltaTable.forPath(spark, path)
-    version = int(table.history(1).head()["version"])
-    if after is not None and version <= after:
-        return None
-    whole = SilverVersions(spec, version, None, None)
-    if after is None:
-        return whole
-    versions = table.history(version - after).select("version", "operation", "isBlindAppend",
-                                                     "operationMetrics").collect()
-    if sorted(v["version"] for v in versions) != list(range(after + 1, version + 1)):
-        return whole  # log entries gone (Delta's log retention): what changed cannot be told
-    if any(not v["isBlindAppend"] and v["operation"] not in ROWS_UNCHANGED for v in versions):
-        return whole
-    appended = [v for v in versions if v["isBlindAppend"] and v["operation"] not in ROWS_UNCHANGED]
-    counts = [(v["operationMetrics"] or {}).get("numOutputRows") for v in appended]
-    rows = sum(int(count) for count in counts) if all(count is not None for count in counts) else None
-    return SilverVersions(spec, version, tuple(sorted(v["version"] for v in appended)), rows)
-
-
-def read_changes(spark: SparkSession, settings: Settings, versions: SilverVersions) -> SilverChanges:
-    """The rows ``versions`` says to read: the appended versions' rows, or the whole table at its newest version.
-
-    The appended rows are read from the table's change data feed (``CHANGE_DATA_FEED``; Delta serves an
-    append's inserts from the files it added) and kept on the executors (``localCheckpoint``): the refresh
-    reads them several times, and a range of versions the feed does not cover -- written before the property
-    was set -- is found here and read in full instead.
-    """
-    spec, version = versions.spec, versions.version
-
-    def whole() -> SilverChanges:
-        return SilverChanges(version, _read_version(spark, settings, spec, version), full=True)
-
-    if versions.appended is None:
-        return whole()
-    if not versions.appended:
-        return SilverChanges(version, None, full=False)
-    path = table_path(settings, spec)
-    feed = (spark.read.format("delta").option("readChangeFeed", "true")
-            .option("startingVersion", versions.appended[0]).option("endingVersion", versions.appended[-1])
-            .load(path))
-    rows = feed.filter(feed["_change_type"] == "insert").drop("_change_type", "_commit_version", "_commit_timestamp")
-    try:
-        rows = rows.localCheckpoint()
-    except Exception as error:  # noqa: BLE001 - only Delta's "no change data for these versions" is expected
-        if "DELTA_MISSING_CHANGE_DATA" not in str(error):
-            raise
-        return whole()
-    return SilverChanges(version, rows, full=False)

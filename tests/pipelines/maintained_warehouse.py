@@ -23,10 +23,9 @@ from typing import Any
 
 from decoders import encode_record
 from pipelines.delta_tables import read_table
-from pipelines.gold.refresh import GOLD, full_rebuild, latest_version, refresh_gold, silver_changes
+from pipelines.gold.refresh import GOLD, full_rebuild, latest_version, refresh_gold, refresh_gold_tables
 from pipelines.ingest import ensure_tables, write_batch
 from pipelines.maintenance import maintain, maintained_tables
-from schemas import group_metadata, offset_commits
 
 SAMPLE = ("silver.offset_commits", "silver.group_metadata", "gold.committed_offsets", "gold.group_generations")
 RAW_SCHEMA = "key binary, value binary, topic string, partition int, offset long, timestamp timestamp"
@@ -98,8 +97,6 @@ def build_maintained_warehouse(spark: Any, broker: Any, base_settings: Any, root
     # delete silver files that a lagging refresh still reads by path (pipelines/maintenance.py).
     refresh_gold(spark, settings)
     existing = [spec for spec in maintained_tables() if latest_version(spark, settings, spec) is not None]
-    silver_versions = {spec.name: latest_version(spark, settings, spec) for spec in (offset_commits.TABLE,
-                                                                              group_metadata.TABLE)}
     # Default retention (168 h) on a few tables that have something to compact and something replaced.
     sample = [spec for spec in existing if spec.name in SAMPLE]
     before = {spec.name: _rows(read_table(spark, settings, spec)) for spec in sample}
@@ -111,15 +108,14 @@ def build_maintained_warehouse(spark: Any, broker: Any, base_settings: Any, root
     short = dataclasses.replace(settings, maintenance=MaintenanceSettings(vacuum_retention_hours=0,
                                                                           allow_short_retention=True))
     vacuumed = maintain(spark, short)
-    changes_after_maintenance = {name: silver_changes(spark, settings, spec, silver_versions[name])
-                                 for name, spec in ((offset_commits.TABLE.name, offset_commits.TABLE),
-                                                    (group_metadata.TABLE.name, group_metadata.TABLE))}
+    # Gold's query after OPTIMIZE and VACUUM of silver: new versions, no change data, nothing to write.
+    written_after_maintenance = refresh_gold_tables(spark, settings)
     batch(2)  # more commits and a rebalance of the same group after maintenance
     refresh_gold(spark, settings)  # incremental: reads batch 2 past the OPTIMIZE and VACUUM commits
     return {
         "settings": settings, "group": GROUP, "existing": existing, "before": before,
         "after_optimize": after_optimize, "partitions": partitions, "kept": {r.table: r for r in kept},
-        "vacuumed": {r.table: r for r in vacuumed}, "changes": changes_after_maintenance,
+        "vacuumed": {r.table: r for r in vacuumed}, "written_after_maintenance": written_after_maintenance,
         "gold": {spec.name: _rows(read_table(spark, settings, spec)) for spec in GOLD},
         "full": {name: _rows(frame) for name, frame in full_rebuild(spark, settings).items()},
     }

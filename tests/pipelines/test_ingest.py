@@ -230,9 +230,10 @@ def test_two_clusters_share_a_warehouse_with_their_own_checkpoints_and_tagged_ro
 
 
 @pytest.mark.long
-def test_killing_the_ingest_mid_batch_again_and_again_loses_and_duplicates_nothing_and_the_main_job_brings_gold_level(
+def test_killing_the_ingest_and_the_main_job_mid_batch_loses_and_duplicates_nothing_and_gold_ends_level(
         spark, settings_for, tmp_path) -> None:
-    """Two ``kill -9``s (one before any batch is committed, one after), then the main job run continuously to the end.
+    """Two ``kill -9``s of the ingest (one before any batch is committed, one after), one of the main job while
+    gold's query has a batch in flight, then the main job run continuously to the end.
 
     The last run is ``offsetlake run`` (no ``--once``: the ingest streaming, gold and lag refreshed after its
     batches): once gold has absorbed the batch that reached the topic's end it gets SIGTERM and must stop
@@ -280,6 +281,31 @@ def test_killing_the_ingest_mid_batch_again_and_again_loses_and_duplicates_nothi
             process.wait(timeout=60)
             log.close()
     assert kills == 2, "the ingest finished before it could be killed; produce more records"
+
+    # Then `run` itself, killed while gold's query has a batch planned but not committed (its offsets written,
+    # its gold writes under way): the restart below runs that batch again (issue 14, item 2, for gold).
+    gold_checkpoint = Path(settings.warehouse) / "_checkpoints" / "gold"
+    log = open(tmp_path / "run-killed.log", "w")
+    process = subprocess.Popen([sys.executable, "-m", "cli.main", "run", "--topic", topic, "--trigger-interval",
+                                "1 second", "--snapshot-every", "0", "--max-offsets-per-trigger", "100"],
+                               cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    seen_in_flight = False
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and process.poll() is None:
+            planned = {int(p.name) for p in (gold_checkpoint / "offsets").glob("[0-9]*")}
+            done = {int(p.name) for p in (gold_checkpoint / "commits").glob("[0-9]*")}
+            if planned - done and len(planned) >= 2:  # past the catch-up's first batch: one the ingest's made
+                seen_in_flight = True
+                time.sleep(rng.uniform(0.0, 1.0))
+                break
+            time.sleep(0.05)
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(timeout=60)
+        log.close()
+    assert seen_in_flight, (tmp_path / "run-killed.log").read_text()[-2000:]
 
     def gold_level(output: str) -> bool:  # gold has absorbed the batch that reached the topic's end
         at_end = re.search(r"^ingest: batch (\d+): .* 0 records behind the topic's end$", output, re.MULTILINE)

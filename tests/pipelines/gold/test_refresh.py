@@ -213,3 +213,91 @@ def test_row_differences_counts_each_sides_surplus_rows_duplicates_and_nulls_inc
     assert row_differences(left, right, ["g", "n", "tags"]) == (2, 2)
     assert row_differences(left, left, ["g", "n", "tags"]) == (0, 0)
     assert row_differences(left, right.limit(0), ["g"]) == (4, 0)
+
+
+# Gold's query over silver's change data feeds (pipelines/gold/silver_changes.py), on small warehouses of their own.
+
+
+def _silver(spark, settings, batch: int, offsets: range, generation: int) -> None:  # type: ignore[no-untyped-def]
+    """Commits of group g at ``offsets`` and a GroupMetadata record of generation ``generation``, as an
+    ingest batch appends them (commits first, then the record, then its members)."""
+    import datetime as dt
+
+    from pipelines.delta_tables import ensure_table, idempotent_append
+    from schemas import group_members, group_metadata, offset_commits
+    from tests.pipelines.gold.classic_history import silver_frames
+
+    when = dt.datetime(2026, 11, 27, 6, generation)
+    for spec in (offset_commits.TABLE, group_metadata.TABLE, group_members.TABLE):
+        ensure_table(spark, settings, spec)
+    commits = spark.createDataFrame(
+        [("c", "__consumer_offsets", 0, offset, when, "g", "t", offset % 2, offset, -1, "", when, None, None, False,
+          1, 4, when.date()) for offset in offsets], offset_commits.TABLE.schema)
+    idempotent_append(commits, settings, offset_commits.TABLE, "test", batch)
+    metadata, members = silver_frames(spark, [("g", offsets.stop, generation, generation * 60, generation * 60,
+                                               [("a", None, "t", [0]), ("b", None, "t", [1])])])
+    idempotent_append(metadata, settings, group_metadata.TABLE, "test", batch)
+    idempotent_append(members, settings, group_members.TABLE, "test", batch)
+
+
+def _level_with_silver(spark, settings) -> bool:  # type: ignore[no-untyped-def]
+    return rebuild_differences(spark, settings) == {spec.name: (0, 0) for spec in GOLD}
+
+
+def test_gold_keeps_its_own_books_a_refresh_that_dies_is_run_again_and_a_deleted_table_or_row_rebuilds_gold(  # type: ignore[no-untyped-def]
+        spark, warehouse_settings, monkeypatch) -> None:
+    """One warehouse through the refresh's bookkeeping, step by step (each refresh costs seconds):
+
+    * every refresh records in gold's commits the silver versions gold then reflects (what ``check`` reads),
+      unchanged by an ingest until the next refresh;
+    * a refresh that dies half-way (here: after the commit tables, writing the group tables) leaves its batch
+      uncommitted in the query's checkpoint; the next one runs it again and gold ends level with silver;
+    * a gold table deleted, or a row deleted from silver, makes the next refresh rebuild every gold table.
+    """
+    from pipelines.delta_tables import table_path
+    from pipelines.gold import refresh
+    from pipelines.gold.committed_offsets import TABLE as COMMITTED_OFFSETS
+    from pipelines.gold.group_generations import TABLE as GROUP_GENERATIONS
+    from pipelines.gold.rebalance_events import TABLE as REBALANCE_EVENTS
+    from pipelines.storage import Storage
+    from schemas import offset_commits
+
+    settings = warehouse_settings
+
+    def newest_silver() -> dict[str, int]:
+        return {spec.name: refresh.latest_version(spark, settings, spec) for spec in refresh.SOURCES}
+
+    assert refresh.reflected_silver_versions(spark, settings) == {}
+    _silver(spark, settings, 0, range(0, 4), 1)
+    assert set(refresh.refresh_gold_tables(spark, settings)) == {spec.name for spec in GOLD}  # the first: a rebuild
+    reflected = newest_silver()
+    assert refresh.reflected_silver_versions(spark, settings) == reflected
+    _silver(spark, settings, 1, range(5, 9), 2)  # ingested, not yet in gold
+    assert refresh.reflected_silver_versions(spark, settings) == reflected
+
+    replace = refresh.replace_groups
+
+    def dies(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("killed while writing the group tables")
+
+    monkeypatch.setattr(refresh, "replace_groups", dies)
+    with pytest.raises(RuntimeError, match="killed while writing the group tables"):
+        refresh.refresh_gold_tables(spark, settings)
+    generations = {r["generation"] for r in read_table(spark, settings, GROUP_GENERATIONS).collect()}
+    assert generations == {1}  # gold.group_generations still lacks generation 2
+    monkeypatch.setattr(refresh, "replace_groups", replace)
+    refresh._reflected.clear()  # a restarted process knows only what gold's commits record
+    assert "gold.group_generations" in refresh.refresh_gold_tables(spark, settings)
+    assert _level_with_silver(spark, settings)
+    assert refresh.reflected_silver_versions(spark, settings) == newest_silver()
+    assert refresh.refresh_gold_tables(spark, settings) == ()  # nothing new: nothing written
+
+    Storage(spark).delete(table_path(settings, REBALANCE_EVENTS))
+    assert set(refresh.refresh_gold_tables(spark, settings)) == {spec.name for spec in GOLD}
+    assert read_table(spark, settings, REBALANCE_EVENTS).count() > 0
+
+    spark.sql(f"DELETE FROM delta.`{table_path(settings, offset_commits.TABLE)}` WHERE source_offset = 8")
+    assert set(refresh.refresh_gold_tables(spark, settings)) == {spec.name for spec in GOLD}
+    latest = {r["partition"]: r["offset"] for r in read_table(spark, settings, COMMITTED_OFFSETS).collect()}
+    assert latest == {0: 6, 1: 7}  # partition 0's last commit (8) is gone from silver: the one before it stays
+    assert _level_with_silver(spark, settings)
