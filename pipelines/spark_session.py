@@ -98,6 +98,8 @@ def build_spark_session(settings: Settings) -> SparkSession:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(settings.spark.log_level.upper())
+    if settings.spark.log_level.upper() == "WARN":
+        _quiet_expected_warnings(spark)
     if not settings.spark.master.startswith("local"):
         # Executors of a real cluster run Python workers that import decoders/schemas/pipelines (the Python
         # decode stage, gold's pandas steps) and need not have offsetlake installed: ship this driver's code.
@@ -106,6 +108,20 @@ def build_spark_session(settings: Settings) -> SparkSession:
 
     register_jvm_udfs(spark)
     return spark
+
+
+#: Loggers whose WARN lines say what offsetlake does on purpose, once per refresh: gold's query starts at every
+#: refresh (``Trigger.AvailableNow``) and Spark notes that adaptive execution is off for a streaming plan
+#: (``ResolveWriteToStream``); a batch's rows are checkpointed locally and released (``MapPartitionsRDD``: "its
+#: lineage has been truncated and cannot be recomputed after unpersisting"). At WARN they are raised to ERROR.
+EXPECTED_WARNINGS = ("org.apache.spark.sql.execution.streaming.runtime.ResolveWriteToStream",
+                     "org.apache.spark.rdd.MapPartitionsRDD")
+
+
+def _quiet_expected_warnings(spark: SparkSession) -> None:
+    log4j = spark.sparkContext._jvm.org.apache.logging.log4j
+    for name in EXPECTED_WARNINGS:
+        log4j.core.config.Configurator.setLevel(name, log4j.Level.ERROR)
 
 
 #: offsetlake's packages (pyproject.toml's list): what a Python worker on an executor may import.

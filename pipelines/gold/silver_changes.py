@@ -42,6 +42,7 @@ from schemas.table_spec import TableSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import DataType
 
 SOURCES: tuple[TableSpec, ...] = (offset_commits.TABLE, group_metadata.TABLE, group_members.TABLE,
                                   consumer_group_records.TABLE, topic_names.TABLE)
@@ -72,18 +73,40 @@ def silver_change_stream(spark: SparkSession, settings: Settings, starting: dict
     (Delta ignores it once the checkpoint has offsets).
     """
     from pyspark.sql import functions as F
+    from pyspark.sql import types as T
 
-    frames = []
+    changes = {}
     for spec in SOURCES:
         reader = spark.readStream.format("delta").option("readChangeFeed", "true")
         if starting is not None:
             reader = reader.option("startingVersion", str(starting[spec.name]))
-        changes = reader.load(table_path(settings, spec))
-        frames.append(changes.select(
-            F.lit(spec.name).alias(SOURCE_TABLE), F.col(CHANGE_TYPE), F.col(COMMIT_VERSION),
-            *[(F.struct(*[F.col(f"`{name}`") for name in other.schema.fieldNames()]) if other is spec
-               else F.lit(None).cast(other.schema)).alias(column_of(other)) for other in SOURCES]))
+        changes[spec.name] = reader.load(table_path(settings, spec))
+    # Each table's struct type, from the table as Delta reads it (its nested types may be more nullable than
+    # the spec's: Delta keeps what the first write declared), every level nullable.
+    types = {spec.name: _nullable(T.StructType([changes[spec.name].schema[name] for name in spec.schema.fieldNames()]))
+             for spec in SOURCES}
+    frames = [changes[spec.name].select(
+        F.lit(spec.name).alias(SOURCE_TABLE), F.col(CHANGE_TYPE), F.col(COMMIT_VERSION),
+        *[(F.struct(*[F.col(f"`{name}`") for name in other.schema.fieldNames()]) if other is spec
+           else F.lit(None)).cast(types[other.name]).alias(column_of(other)) for other in SOURCES])
+        for spec in SOURCES]
     return reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def _nullable(data_type: DataType) -> DataType:
+    """``data_type`` with every field, array element and map value nullable, at every level: each branch of
+    the union gives a table's struct one type (a table's NOT NULL columns are null in the other tables' rows),
+    so that Spark's optimizer, pruning branches, keeps the plan's output types (else it warns, once per
+    batch, that they differ)."""
+    from pyspark.sql import types as T
+
+    if isinstance(data_type, T.StructType):
+        return T.StructType([T.StructField(f.name, _nullable(f.dataType), True, f.metadata) for f in data_type.fields])
+    if isinstance(data_type, T.ArrayType):
+        return T.ArrayType(_nullable(data_type.elementType), True)
+    if isinstance(data_type, T.MapType):
+        return T.MapType(_nullable(data_type.keyType), _nullable(data_type.valueType), True)
+    return data_type
 
 
 def after_versions(versions: dict[str, int]) -> Column:
