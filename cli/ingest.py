@@ -1,4 +1,4 @@
-"""``offsetlake ingest``: __consumer_offsets -> bronze and silver Delta tables, exactly once."""
+"""``offsetlake ingest``: __consumer_offsets -> bronze, then silver (decoded from bronze), exactly once."""
 
 from __future__ import annotations
 
@@ -27,9 +27,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "ingest", help="stream __consumer_offsets into the bronze and silver Delta tables",
         description=(
             "Read the offsets topic with Spark Structured Streaming and write bronze "
-            "(offsets_topic_records) and silver (offset_commits, group_metadata, group_members, "
-            "consumer_group_records, quarantine, ingest_batches) Delta tables under the warehouse, "
-            "exactly once (a checkpoint per cluster and topic). Runs until Ctrl-C/SIGTERM, or with "
+            "(offsets_topic_records, a plain copy; the audit in silver.ingest_batches), then, after each "
+            "micro-batch, run silver's own streaming query over bronze, which decodes the new records into "
+            "silver (offset_commits, group_metadata, group_members, consumer_group_records, quarantine): "
+            "silver can always be derived again from bronze. Exactly once, both queries (a checkpoint each "
+            "per cluster and topic under <warehouse>/_checkpoints/). Runs until Ctrl-C/SIGTERM, or with "
             "--once drains what is there now and exits (for schedulers)."
         ),
     )

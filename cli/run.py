@@ -32,9 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "(or --once)",
         description=(
             "Keep the warehouse current in one JVM. Continuously (the default): the ingest streams the offsets "
-            "topic into bronze and silver on a processing-time trigger, and after each micro-batch gold is "
-            "refreshed from silver's changes before the next one is planned (a batch takes all that arrived "
-            "meanwhile); a snapshot of every topic's end offsets is taken every --snapshot-every seconds, "
+            "topic into bronze on a processing-time trigger, and after each micro-batch silver's query decodes "
+            "what bronze gained and gold's query applies what silver gained, before the next one is planned "
+            "(a batch takes all that arrived meanwhile); a snapshot of every topic's end offsets is taken every "
+            "--snapshot-every seconds, "
             "then gold.consumer_lag is refreshed. One line per micro-batch ('ingest: batch ...') and one per "
             "refresh ('run: batch ...: records, rows per layer, freshness' -- the age of the newest source "
             "record now visible in gold). With --once: drain the "

@@ -185,3 +185,13 @@ def idempotent_append(frame: DataFrame, settings: Settings, spec: TableSpec, app
 
 def read_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> DataFrame:
     return spark.read.format("delta").load(table_path(settings, spec))
+
+
+def latest_version(spark: SparkSession, settings: Settings, spec: TableSpec) -> int | None:
+    """The table's newest Delta version (its history's last entry), or None when the table does not exist."""
+    from delta.tables import DeltaTable
+
+    path = table_path(settings, spec)
+    if not DeltaTable.isDeltaTable(spark, path):
+        return None
+    return int(DeltaTable.forPath(spark, path).history(1).head()["version"])

@@ -1,19 +1,22 @@
-"""Ingest ``__consumer_offsets`` into bronze and silver Delta tables, exactly once.
+"""Ingest ``__consumer_offsets`` into bronze, then silver, exactly once.
 
-One Structured Streaming query per (cluster, source topic), with its checkpoint
+One Structured Streaming query per (cluster, source topic) reads Kafka, with its checkpoint
 at ``<warehouse>/_checkpoints/<cluster>/<topic>/ingest``. Each micro-batch is
-written by ``foreachBatch``:
+written by ``foreachBatch`` (``write_batch``):
 
-1. bronze: every record as read;
-2. decode (pipelines/decode.py), then the silver tables: offset commits, group
-   metadata and its members, the newer group protocols' records, quarantine;
+1. bronze: every record as read, a plain copy;
+2. silver: silver's own streaming query over bronze runs to what bronze holds
+   (``pipelines.silver.derive_silver``: the decode, then offset commits, group metadata and its
+   members, the newer group protocols' records, quarantine), so that silver can be derived again
+   from bronze and is current when the batch ends;
 3. an audit row per source partition (planned range, records read, records lost
    to retention), from the checkpoint's own offset log.
 
 Exactly once: Spark writes a batch's offset range to the checkpoint before
-running it and replays the same range after a crash; every Delta write carries
+running it and replays the same range after a crash; every bronze and audit write carries
 ``txnAppId = offsetlake-ingest:<cluster>:<topic>`` and ``txnVersion = batch id``,
-so a replayed batch skips the tables it had already written and writes the rest.
+so a replayed batch skips the tables it had already written and writes the rest; silver's
+query has its own checkpoint and transactions.
 """
 
 from __future__ import annotations
@@ -31,13 +34,8 @@ from pipelines.delta_tables import ensure_current_table, ensure_table, idempoten
 from pipelines.offsets_topic_source import OFFSETS_TOPIC, read_offsets_topic_stream
 from pipelines.storage import Storage, join
 from schemas import (
-    consumer_group_records,
-    group_members,
-    group_metadata,
     ingest_batches,
-    offset_commits,
     offsets_topic_records,
-    quarantine,
 )
 from schemas.catalog import BRONZE, SILVER
 
@@ -66,11 +64,6 @@ class BatchReport:
     end_offsets: dict[int, int] = field(default_factory=dict)
     # The latest record timestamp (Kafka's, UTC, naive as Spark returns it) of the batch; None if it read none.
     newest_record: dt.datetime | None = None
-
-
-# The silver table a decoded family's rows go to (failed rows of any family go to quarantine).
-_FAMILY_TABLE = {"offset_commits": "offset_commits", "group_metadata": "group_metadata",
-                 "newer_group_records": "consumer_group_records", "unroutable": "quarantine"}
 
 
 def checkpoint_path(settings: Settings, topic: str) -> str:
@@ -129,93 +122,55 @@ def log_start_offsets(settings: Settings, topic: str, partitions: list[int]) -> 
 
 def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: DataFrame, batch_id: int
                 ) -> BatchReport:
-    """Write one micro-batch to bronze and silver, each table at most once per batch id."""
+    """Write one micro-batch to bronze (at most once per batch id), then bring silver up to bronze
+    (``pipelines.silver.derive_silver``: silver's own query over bronze), then the batch's audit rows."""
     from pyspark.sql import functions as F
 
-    from pipelines import silver
-    from pipelines.decode import (
-        FAMILY,
-        PENDING,
-        DecodedFamilies,
-        complete,
-        families,
-        family_counts,
-        first_stage,
-        stage_counts,
-    )
+    from pipelines.silver import derive_silver
 
     started = time.monotonic()
     txn = app_id(settings, topic)
-    now = F.current_timestamp()
     raw = batch.persist()
     try:
-        bronze = raw.select(
-            F.lit(settings.cluster_name).alias("cluster_name"), F.col("topic").alias("source_topic"),
-            F.col("partition").alias("source_partition"), F.col("offset").alias("source_offset"),
-            F.col("timestamp").alias("record_timestamp"), "key", "value",
-            record_type_column(F.col("key")).alias("record_type"), now.alias("ingested_at"),
-            F.lit(batch_id).cast("long").alias("ingest_batch_id"), F.to_date("timestamp").alias("record_date"),
-        )
-        idempotent_append(bronze, settings, offsets_topic_records.TABLE, txn, batch_id)
-
-        # Decode in two stages (pipelines/decode.py): the JVM's, one pass over the cached batch, cached
-        # and counted in one job (records per family and per source partition), then the Python
-        # decoders only for the families where the JVM left rows, so each record is decoded once.
-        stage = first_stage(raw).persist()
-        completed: DecodedFamilies | None = None
-        try:
-            per_partition: dict[int, int] = {}
-            pending: set[str] = set()
-            per_family: dict[str, int] = {}
-            for row in stage_counts(stage).collect():
-                per_partition[row["source_partition"]] = per_partition.get(row["source_partition"], 0) + row["count"]
-                per_family[row[FAMILY]] = per_family.get(row[FAMILY], 0) + row["count"]
-                if row[PENDING]:
-                    pending.add(row[FAMILY])
-            completed = complete(families(stage), pending)
-            # (family, status, rows): all decoded in the JVM, unless the Python stage had rows to decode.
-            counts = [(family, "decoded", n) for family, n in per_family.items()]
-            if pending:  # cached too, so that each table written from such a family decodes it once
-                completed = DecodedFamilies(**{name: frame.persist() if name in pending else frame
-                                               for name, frame in completed.frames().items()})
-                counts = [(r["family"], r["status"], r["count"]) for r in family_counts(completed).collect()]
-            decoded = silver.for_cluster(completed, settings.cluster_name, now)
-            # The rows each table gets (decoded, or quarantined whatever the family).
-            rows = {"offset_commits": 0, "group_metadata": 0, "consumer_group_records": 0, "quarantine": 0}
-            for family, status, n in counts:
-                rows["quarantine" if status == "quarantined" else _FAMILY_TABLE[family]] += n
-            rows["group_records"] = rows["group_metadata"] + rows["consumer_group_records"]
-            added = {offset_commits.TABLE.name: rows["offset_commits"],
-                     group_metadata.TABLE.name: rows["group_metadata"],
-                     group_members.TABLE.name: rows["group_metadata"],
-                     consumer_group_records.TABLE.name: rows["consumer_group_records"],
-                     quarantine.TABLE.name: rows["quarantine"]}
-            # A table with nothing to add is not written: the decode of a batch is
-            # deterministic, so a replay would find nothing for it either.
-            for spec, build in silver.TABLES:
-                if added[spec.name]:
-                    idempotent_append(build(decoded), settings, spec, txn, batch_id)
-        finally:
-            if completed is not None:
-                completed.unpersist()
-            stage.unpersist()
-
-        # The batch's newest record time (``offsetlake run``'s freshness): one aggregate over the cached batch.
-        newest = raw.agg(F.max("timestamp")).head()[0]
-        ranges = planned_ranges(Storage(spark), checkpoint_path(settings, topic), topic, batch_id)
-        audit, lost = _audit_rows(settings, topic, batch_id, per_partition, ranges)
-        audit_frame = spark.createDataFrame(audit, ingest_batches.TABLE.schema) if audit else None
-        if audit_frame is not None:
-            idempotent_append(audit_frame, settings, ingest_batches.TABLE, txn, batch_id)
-        records = sum(per_partition.values())
-        # Every partition the batch planned, including those with nothing new (they get no audit row):
-        # the CLI's "records behind the topic's end" compares these with the topic's ends per partition,
-        # and a partition missing here would count as wholly behind (issue 12, item 7).
-        ends = {partition: end for partition, (_, end) in ranges.items()}
-        return BatchReport(batch_id=batch_id, records=records, rows_per_table=rows, lost_records=lost,
-                           seconds=time.monotonic() - started, end_offsets=ends, newest_record=newest)
+        idempotent_append(bronze_rows(raw, settings, batch_id), settings, offsets_topic_records.TABLE, txn, batch_id)
+        # Records per source partition and the newest record time (``offsetlake run``'s freshness): one
+        # aggregate over the cached batch.
+        per_partition: dict[int, int] = {}
+        newest: dt.datetime | None = None
+        for row in raw.groupBy("partition").agg(F.count(F.lit(1)).alias("records"),
+                                                F.max("timestamp").alias("newest")).collect():
+            per_partition[row["partition"]] = row["records"]
+            newest = row["newest"] if newest is None or (row["newest"] and row["newest"] > newest) else newest
     finally:
         raw.unpersist()
+    rows = derive_silver(spark, settings, topic)
+
+    ranges = planned_ranges(Storage(spark), checkpoint_path(settings, topic), topic, batch_id)
+    audit, lost = _audit_rows(settings, topic, batch_id, per_partition, ranges)
+    audit_frame = spark.createDataFrame(audit, ingest_batches.TABLE.schema) if audit else None
+    if audit_frame is not None:
+        idempotent_append(audit_frame, settings, ingest_batches.TABLE, txn, batch_id)
+    records = sum(per_partition.values())
+    # Every partition the batch planned, including those with nothing new (they get no audit row):
+    # the CLI's "records behind the topic's end" compares these with the topic's ends per partition,
+    # and a partition missing here would count as wholly behind (issue 12, item 7).
+    ends = {partition: end for partition, (_, end) in ranges.items()}
+    return BatchReport(batch_id=batch_id, records=records, rows_per_table=rows, lost_records=lost,
+                       seconds=time.monotonic() - started, end_offsets=ends, newest_record=newest)
+
+
+def bronze_rows(raw: DataFrame, settings: Settings, batch_id: int) -> DataFrame:
+    """bronze.offsets_topic_records' rows of a batch of Spark's Kafka source (key, value, topic, partition,
+    offset, timestamp): each record as read, with its source position and the batch that read it."""
+    from pyspark.sql import functions as F
+
+    return raw.select(
+        F.lit(settings.cluster_name).alias("cluster_name"), F.col("topic").alias("source_topic"),
+        F.col("partition").alias("source_partition"), F.col("offset").alias("source_offset"),
+        F.col("timestamp").alias("record_timestamp"), "key", "value",
+        record_type_column(F.col("key")).alias("record_type"), F.current_timestamp().alias("ingested_at"),
+        F.lit(batch_id).cast("long").alias("ingest_batch_id"), F.to_date("timestamp").alias("record_date"),
+    )
 
 
 def _audit_rows(settings: Settings, topic: str, batch_id: int, per_partition: dict[int, int],

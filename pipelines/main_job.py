@@ -1,19 +1,19 @@
 """The main job as one long-running Spark application (``offsetlake run``): ingest, gold, lag and snapshots.
 
-Issue 14 asks for one application that keeps the whole warehouse current. What this module does today:
-the ingest's streaming query (Kafka -> bronze and silver, exactly once, ``pipelines/ingest.py``) runs in
-a thread of the application, and each micro-batch, once committed to bronze and silver, refreshes gold
-in the same thread (``refresh_gold_tables``: silver's change data feed, so the cost follows what is
-new) before the query plans the next one; on a timer the main thread takes an end-offset snapshot in
+Issue 14 asks for one application that keeps the whole warehouse current. What this module does: three
+Structured Streaming queries, one per layer, each with its own checkpoint, run one after the other in a
+thread of the application. The ingest's query reads Kafka on a processing-time trigger (Kafka -> bronze,
+a plain copy, exactly once, ``pipelines/ingest.py``); each of its micro-batches, once in bronze, runs
+silver's query over bronze to what bronze holds (``pipelines.silver.derive_silver``: the decode), then
+gold's query over silver's change data feeds to what silver holds (``refresh_gold_tables``,
+``pipelines.gold.silver_changes``: the cost follows what is new; its checkpoint is gold's bookkeeping),
+before the ingest plans its next batch. On a timer the main thread takes an end-offset snapshot in
 the same JVM instead of a scheduler starting one per minute, and then refreshes ``gold.consumer_lag``,
-which only a new snapshot extends. Gold's refresh is itself a Structured Streaming query over silver's
-change data feeds (``pipelines.gold.silver_changes``), run to what is available after each batch: its
-checkpoint is gold's bookkeeping. Each such cycle is reported as one line (``CycleReport.line``):
+which only a new snapshot extends. Each such cycle is reported as one line (``CycleReport.line``):
 records, rows per layer, and freshness -- how old the newest source record now visible in gold is.
 
-Not yet what the issue describes in full: silver is still written by the ingest's ``foreachBatch`` (not
-derived from bronze as a Delta streaming source), and the group state machines are replayed per refresh
-rather than kept in Spark's state store.
+Not yet what the issue describes in full: the group state machines are replayed per refresh rather than
+kept in Spark's state store, and p95 freshness is far from its 10 s (README, ``make demo``).
 
 Why gold is refreshed after each batch, in the ingest's thread, and not beside the ingest: until
 2026-11-27 the main thread refreshed gold while the ingest went on with its next batches, so that a slow

@@ -1,10 +1,24 @@
-"""Silver rows from decoded records: one function per silver table, each a projection of the decode.
+"""Silver from bronze: a streaming query over bronze's raw records that decodes them into the silver tables.
 
-Input is ``pipelines.decode.decode_raw_records`` output (one frame per record family)
-with ``cluster_name`` and ``ingested_at`` columns added to each; each function reads
-the family its table comes from and returns exactly the table's columns
-(``schemas/<table>.py``). ``TABLES`` pairs each table with its function: the ingest writes
-them per micro-batch, ``tables_from_bronze`` derives them again from bronze.
+Issue 14: "bronze -> silver (decode) as a Delta streaming source, so silver can be re-derived from bronze".
+``derive_silver`` runs, per cluster and source topic, a Structured Streaming query whose source is bronze
+(Delta's streaming source) and whose ``foreachBatch`` (``write_silver``) decodes the batch's raw records and
+appends each silver table's rows; the ingest runs it after each of its own micro-batches (Kafka -> bronze, a
+plain copy), so silver is current when gold's query starts. Until 2026-11-28 the ingest decoded each Kafka
+batch itself and wrote silver in the same ``foreachBatch`` as bronze.
+
+Exactly once, as the ingest: the query's checkpoint (``checkpoint_path``) holds each batch's range of bronze
+before it runs, a batch is run again over the same range after a crash, and every silver append carries
+``txnAppId = offsetlake-silver:<cluster>:<topic>`` and ``txnVersion = batch id``, so a table already written
+is skipped. A query without a checkpoint reads bronze from its beginning, or, when silver already holds
+rows of that cluster and topic (a warehouse whose ingest wrote silver itself, before this query existed),
+from bronze's newest version on, without the records silver holds (``offsets_held``).
+
+Below it, one function per silver table, each a projection of the decode: input is
+``pipelines.decode`` output (one frame per record family) with ``cluster_name`` and ``ingested_at``
+columns added to each; each function reads the family its table comes from and returns exactly the table's
+columns (``schemas/<table>.py``). ``TABLES`` pairs each table with its function: ``write_silver`` writes
+them per micro-batch, ``tables_from_bronze`` derives them again from all of bronze without writing.
 """
 
 from __future__ import annotations
@@ -14,7 +28,16 @@ from typing import TYPE_CHECKING
 
 from conf.settings import Settings
 from pipelines import decode
-from schemas import consumer_group_records, group_members, group_metadata, offset_commits, quarantine
+from pipelines.delta_tables import idempotent_append, latest_version, table_path
+from pipelines.storage import Storage, join
+from schemas import (
+    consumer_group_records,
+    group_members,
+    group_metadata,
+    offset_commits,
+    offsets_topic_records,
+    quarantine,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -166,13 +189,157 @@ TABLES: tuple[tuple[TableSpec, Callable[[DecodedFamilies], DataFrame]], ...] = (
 )
 
 
+def checkpoint_path(settings: Settings, topic: str) -> str:
+    """Silver's query for one cluster and source topic: beside the ingest's (``pipelines.ingest.checkpoint_path``)."""
+    return join(settings.warehouse_uri, "_checkpoints", settings.cluster_name, topic.replace("/", "_"), "silver")
+
+
+def app_id(settings: Settings, topic: str) -> str:
+    return f"offsetlake-silver:{settings.cluster_name}:{topic}"
+
+
+# The silver table a decoded family's rows go to (failed rows of any family go to quarantine).
+_FAMILY_TABLE = {"offset_commits": "offset_commits", "group_metadata": "group_metadata",
+                 "newer_group_records": "consumer_group_records", "unroutable": "quarantine"}
+
+
+def no_rows() -> dict[str, int]:
+    """Rows per silver table, as ``write_silver`` counts them (``group_records``: group_metadata's and
+    consumer_group_records' together)."""
+    return {"offset_commits": 0, "group_metadata": 0, "consumer_group_records": 0, "quarantine": 0,
+            "group_records": 0}
+
+
+def derive_silver(spark: SparkSession, settings: Settings, topic: str) -> dict[str, int]:
+    """Run silver's query for ``topic`` (this cluster's records of it in bronze) until silver holds everything
+    bronze does; return the rows it added per silver table (``no_rows``' keys)."""
+    from pyspark.sql import functions as F
+
+    from pipelines.checkpoints import planned_any_batch, run_to_available
+
+    checkpoint = checkpoint_path(settings, topic)
+    reader = spark.readStream.format("delta")
+    held: dict[int, int] = {}
+    if not planned_any_batch(spark, checkpoint):
+        Storage(spark).delete(checkpoint)  # a start without a plan: nothing read, nothing to keep
+        held = offsets_held(spark, settings, topic)
+        if held:
+            reader = reader.option("startingVersion", str(latest_version(spark, settings, offsets_topic_records.TABLE)))
+    bronze = reader.load(table_path(settings, offsets_topic_records.TABLE)).filter(
+        (F.col("cluster_name") == settings.cluster_name) & (F.col("source_topic") == topic))
+    for partition, offset in held.items():
+        bronze = bronze.filter((F.col("source_partition") != partition) | (F.col("source_offset") > offset))
+    totals = no_rows()
+
+    def each_batch(batch: DataFrame, batch_id: int) -> None:
+        for table, rows in write_silver(spark, settings, topic, batch, batch_id).items():
+            totals[table] += rows
+
+    run_to_available(bronze, checkpoint, f"offsetlake-silver-{settings.cluster_name}-{topic}", each_batch)
+    return totals
+
+
+def offsets_held(spark: SparkSession, settings: Settings, topic: str) -> dict[int, int]:
+    """Source partition -> the highest offset of this cluster's ``topic`` any silver table holds (one job).
+
+    Non-empty on a warehouse whose ingest wrote silver itself (before 2026-11-28): silver's new query then
+    starts at bronze's newest version, the records of that version and older already decoded dropped by these
+    offsets (a batch of the old ingest may be in that version). One narrow window is left: a query killed
+    after planning its first batch and before committing it runs that batch again without this filter (the
+    checkpoint then exists), and the records of bronze's newest version at the upgrade would be decoded twice.
+    """
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    from pipelines.delta_tables import read_table, table_exists
+
+    held = [read_table(spark, settings, spec).filter(
+        (F.col("cluster_name") == settings.cluster_name) & (F.col("source_topic") == topic))
+        .select("source_partition", "source_offset") for spec, _ in TABLES if table_exists(settings, spec)]
+    if not held:
+        return {}
+    rows = reduce(lambda a, b: a.unionByName(b), held).groupBy("source_partition").agg(
+        F.max("source_offset").alias("offset")).collect()
+    return {row["source_partition"]: row["offset"] for row in rows}
+
+
+def kafka_shaped(bronze: DataFrame) -> DataFrame:
+    """Bronze rows with the columns of Spark's Kafka source, which the decode reads."""
+    from pyspark.sql import functions as F
+
+    return bronze.select("key", "value", F.col("source_topic").alias("topic"),
+                         F.col("source_partition").alias("partition"), F.col("source_offset").alias("offset"),
+                         F.col("record_timestamp").alias("timestamp"))
+
+
+def write_silver(spark: SparkSession, settings: Settings, topic: str, bronze: DataFrame, batch_id: int
+                 ) -> dict[str, int]:
+    """Decode one batch of bronze rows and append each silver table's rows, each table at most once per batch
+    id; return the rows per table (``no_rows``' keys).
+
+    Decoded in two stages (``pipelines/decode.py``): the JVM's, one pass over the batch, cached and counted
+    in one job (records per family), then the Python decoders only for the families where the JVM left rows,
+    so each record is decoded once.
+    """
+    from pyspark.sql import functions as F
+
+    from pipelines.decode import (
+        FAMILY,
+        PENDING,
+        DecodedFamilies,
+        complete,
+        families,
+        family_counts,
+        first_stage,
+        stage_counts,
+    )
+
+    txn = app_id(settings, topic)
+    stage = first_stage(kafka_shaped(bronze)).persist()
+    completed: DecodedFamilies | None = None
+    try:
+        pending: set[str] = set()
+        per_family: dict[str, int] = {}
+        for row in stage_counts(stage).collect():
+            per_family[row[FAMILY]] = per_family.get(row[FAMILY], 0) + row["count"]
+            if row[PENDING]:
+                pending.add(row[FAMILY])
+        completed = complete(families(stage), pending)
+        # (family, status, rows): all decoded in the JVM, unless the Python stage had rows to decode.
+        counts = [(family, "decoded", n) for family, n in per_family.items()]
+        if pending:  # cached too, so that each table written from such a family decodes it once
+            completed = DecodedFamilies(**{name: frame.persist() if name in pending else frame
+                                           for name, frame in completed.frames().items()})
+            counts = [(r["family"], r["status"], r["count"]) for r in family_counts(completed).collect()]
+        decoded = for_cluster(completed, settings.cluster_name, F.current_timestamp())
+        rows = no_rows()
+        for family, status, n in counts:
+            rows["quarantine" if status == "quarantined" else _FAMILY_TABLE[family]] += n
+        rows["group_records"] = rows["group_metadata"] + rows["consumer_group_records"]
+        added = {offset_commits.TABLE.name: rows["offset_commits"], group_metadata.TABLE.name: rows["group_metadata"],
+                 group_members.TABLE.name: rows["group_metadata"],
+                 consumer_group_records.TABLE.name: rows["consumer_group_records"],
+                 quarantine.TABLE.name: rows["quarantine"]}
+        # A table with nothing to add is not written: the decode of a batch is deterministic, so a replay
+        # would find nothing for it either.
+        for spec, build in TABLES:
+            if added[spec.name]:
+                idempotent_append(build(decoded), settings, spec, txn, batch_id)
+        return rows
+    finally:
+        if completed is not None:
+            completed.unpersist()
+        stage.unpersist()
+
+
 def tables_from_bronze(spark: SparkSession, settings: Settings) -> dict[str, DataFrame]:
     """Each table of ``TABLES`` derived again from every record bronze holds, without writing (name -> rows).
 
     Issue 14: silver can be re-derived from bronze. bronze.offsets_topic_records keeps each record's raw key
     and value with its source position, exactly once; the same decode the ingest runs per micro-batch (the
-    JVM's first stage once, then the Python decoders only for the families where it left rows; ingest's
-    ``write_batch``) over all of them gives the rows the ingest wrote, ``ingested_at`` apart (now). So gold
+    JVM's first stage once, then the Python decoders only for the families where it left rows;
+    ``write_silver``) over all of them gives the rows silver's query wrote, ``ingested_at`` apart (now). So gold
     rebuilt from these frames (``pipelines.gold.refresh.full_rebuild``) is gold rebuilt from bronze. Each
     cluster's records are decoded with its own ``cluster_name`` (one warehouse can hold several clusters). The
     frames are checkpointed (``localCheckpoint``): every gold table reads several of them, and the decode runs
@@ -189,9 +356,7 @@ def tables_from_bronze(spark: SparkSession, settings: Settings) -> dict[str, Dat
     if table_exists(settings, offsets_topic_records.TABLE):
         bronze = read_table(spark, settings, offsets_topic_records.TABLE)
         for [cluster] in bronze.select("cluster_name").distinct().collect():
-            raw = bronze.filter(F.col("cluster_name") == cluster).select(
-                "key", "value", F.col("source_topic").alias("topic"), F.col("source_partition").alias("partition"),
-                F.col("source_offset").alias("offset"), F.col("record_timestamp").alias("timestamp"))
+            raw = kafka_shaped(bronze.filter(F.col("cluster_name") == cluster))
             # As the ingest does: the JVM's pass once, then Python only for the families where it left rows.
             stage = decode.first_stage(raw).localCheckpoint()
             pending = {row[decode.FAMILY] for row in decode.stage_counts(stage).filter(decode.PENDING).collect()}

@@ -43,7 +43,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from conf.settings import Settings
-from pipelines.delta_tables import ensure_current_table, ensure_table, read_table, table_exists, table_path
+from pipelines.checkpoints import run_to_available
+from pipelines.delta_tables import (  # latest_version: also found here by tests and benches
+    ensure_current_table,
+    ensure_table,
+    latest_version,
+    read_table,
+    table_exists,
+    table_path,
+)
 from pipelines.gold.committed_offsets import TABLE as COMMITTED_OFFSETS
 from pipelines.gold.group_generations import TABLE as GROUP_GENERATIONS
 from pipelines.gold.group_membership import TABLE as GROUP_MEMBERSHIP
@@ -223,24 +231,9 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
     if silver_changes.bootstrap_needed(spark, settings, not missing):
         Storage(spark).delete(silver_changes.checkpoint_path(settings))
         starting = bootstrap(spark, settings, announce)
-    failure: list[BaseException] = []
-
-    def each_batch(batch: DataFrame, batch_id: int) -> None:
-        try:
-            apply_changes(spark, settings, batch, announce)
-        except BaseException as exc:  # noqa: BLE001 - raised below with its own message, not Spark's wrapping
-            failure.append(exc)
-            raise
-
-    query = (silver_changes.silver_change_stream(spark, settings, starting).writeStream.foreachBatch(each_batch)
-             .option("checkpointLocation", silver_changes.checkpoint_path(settings))
-             .queryName("offsetlake-gold").trigger(availableNow=True).start())
-    try:
-        query.awaitTermination()
-    except Exception:
-        if failure:
-            raise failure[0] from None
-        raise
+    run_to_available(silver_changes.silver_change_stream(spark, settings, starting),
+                     silver_changes.checkpoint_path(settings), "offsetlake-gold",
+                     lambda batch, _: apply_changes(spark, settings, batch, announce))
     return tuple(dict.fromkeys(written))
 
 
@@ -524,13 +517,3 @@ def _groups_predicate(groups: list[tuple[str, str]], group_column: str = "group"
 
 def _read_version(spark: SparkSession, settings: Settings, spec: TableSpec, version: int) -> DataFrame:
     return spark.read.format("delta").option("versionAsOf", version).load(table_path(settings, spec))
-
-
-def latest_version(spark: SparkSession, settings: Settings, spec: TableSpec) -> int | None:
-    """The table's newest Delta version (its history's last entry), or None when the table does not exist."""
-    from delta.tables import DeltaTable
-
-    path = table_path(settings, spec)
-    if not DeltaTable.isDeltaTable(spark, path):
-        return None
-    return int(DeltaTable.forPath(spark, path).history(1).head()["version"])

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from conf.settings import Settings
 from pipelines.delta_tables import table_path
-from pipelines.storage import Storage, join
+from pipelines.storage import join
 from schemas import consumer_group_records, group_members, group_metadata, offset_commits, topic_names
 from schemas.table_spec import TableSpec
 
@@ -160,13 +160,8 @@ def changed_rows(batch: DataFrame, summary: BatchSummary) -> dict[str, DataFrame
 
 
 def bootstrap_needed(spark: SparkSession, settings: Settings, gold_tables_exist: bool) -> bool:
-    """Whether gold must be rebuilt from all of silver and the query started afresh.
+    """Whether gold must be rebuilt from all of silver and the query started afresh: a gold table is missing,
+    or the query never planned a batch (``pipelines.checkpoints.planned_any_batch``)."""
+    from pipelines.checkpoints import planned_any_batch
 
-    Yes when a gold table is missing, or when the checkpoint holds no planned batch: Spark writes a batch's
-    offsets (``<checkpoint>/offsets/<id>``) before running it, so a checkpoint without any never read silver
-    (a query killed between its start and its first plan, or none at all). Only the presence of that
-    directory's entries is looked at, never their content, which is Spark's to read.
-    """
-    if not gold_tables_exist:
-        return True
-    return not Storage(spark).list(join(checkpoint_path(settings), "offsets"))
+    return not gold_tables_exist or not planned_any_batch(spark, checkpoint_path(settings))
