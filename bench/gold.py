@@ -14,7 +14,8 @@ What it does, in one Spark session on the embedded broker:
    generation for each of those groups, ingests them;
 4. **incremental refresh**: ``refresh_gold`` again (reads only what silver gained);
 5. **baseline, full rebuild**: the gold directory is deleted and ``refresh_gold`` rebuilds
-   every gold table from all of silver (what a non-incremental job would do every run);
+   every gold table from all of silver (a missing gold table makes gold's query start afresh:
+   ``pipelines/gold/silver_changes.py``; what a non-incremental job would do every run);
    its result is compared with the incremental one (same rows in every table).
 
 Prints seconds and silver records/s for each, and the peak memory of the Python process and

@@ -293,7 +293,9 @@ def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
     summary = silver_changes.summarize(rows)
     if not summary.versions:
         return
-    reflected = {**_reflected.get(key, reflected_silver_versions(spark, settings)), **summary.versions}
+    # The versions of the tables this batch did not touch: from this process, else from gold's commits (once).
+    known = applied if applied is not None else reflected_silver_versions(spark, settings)
+    reflected = {**known, **summary.versions}
     with _recording(spark, reflected):
         if summary.other_changes:
             rebuild_gold(spark, settings, None, on_written)
