@@ -180,7 +180,7 @@ def marginal(spark, path: Path, mix: str, rows: int, scan_rate: float, decode_ra
 
 
 def spark_decode(raw) -> dict[str, int]:  # type: ignore[no-untyped-def]
-    """The decode as ingest's write_batch runs it, minus the cache and the writes: the first stage
+    """The decode as silver's write_silver runs it, minus the cache and the writes: the first stage
     (every record routed and decoded in the JVM, one pass) forced and counted by ingest's own job
     (``stage_counts``: rows per family, pending flag and source partition; the pending flag is
     whether the JVM's decode returned a row, so every record's decode runs in full), then the Python

@@ -231,7 +231,7 @@ def decode_raw_records(raw: DataFrame) -> DecodedFamilies:
 
     Both stages in one plan: ``complete(families(first_stage(raw)))``. The first stage is then
     evaluated once per family and once more for the rows left to Python; callers with much data
-    persist the first stage and count it first (ingest's ``write_batch``), so that each record is
+    persist the first stage and count it first (silver's ``write_silver``), so that each record is
     decoded once and a family with no pending row never starts a Python worker.
     """
     return complete(families(first_stage(raw)))
@@ -394,15 +394,15 @@ def family_name(code: Column) -> Column:
 
 
 def stage_counts(stage: DataFrame) -> DataFrame:
-    """(family, pending, source_partition, count) of the first stage, in one job: what ingest writes where.
+    """(family, pending, source_partition, count) of the first stage, in one job: what ``write_silver`` writes where.
 
     Grouped by one bigint packing the three (family code << 33 | pending << 32 | partition + 2^31, so
     that any int partition fits the low 32 bits and casts back within range under ANSI), unpacked
     on the few counted rows (SQL text, as in ``first_stage``): Spark's hash aggregate on the three
     columns cost 6-9 % more of this job than on one long (best of 15, two runs, 2026-11-28). Nothing
     else is aggregated here: this is the job bench/decode.py times as the decode, and a
-    max(record_timestamp) added to it cost 7-10 % of it (2026-11-27); ingest takes a batch's newest
-    record time from the cached batch instead.
+    max(record_timestamp) added to it cost 7-10 % of it (2026-11-27); the ingest takes a batch's newest
+    record time from its cached Kafka batch instead.
     """
     names = ", ".join(f"'{name}'" for name in FAMILIES)
     packed = (f"shiftleft(CAST({FAMILY} AS BIGINT), 33) | shiftleft(CAST({PENDING} AS BIGINT), 32)"
