@@ -61,13 +61,17 @@ def offsets(batches) -> list[int]:  # type: ignore[no-untyped-def]
     return sorted(o for _, found in batches for o in found)
 
 
-def test_each_appended_row_is_read_once_across_runs_of_the_query(spark, settings) -> None:  # type: ignore[no-untyped-def]
+def test_each_appended_row_is_read_once_across_runs_of_the_query_whose_checkpoint_then_holds_a_plan(  # type: ignore[no-untyped-def]
+        spark, settings) -> None:
     ensure_table(spark, settings, SPEC)
+    assert bootstrap_needed(spark, settings, gold_tables_exist=True)  # no checkpoint: gold is rebuilt first
     append(spark, settings, range(0, 3), 0)
     second = append(spark, settings, range(3, 5), 1)
     first_run = drain(spark, settings, {spec.name: 0 for spec in silver_changes.SOURCES})
     assert offsets(first_run) == [0, 1, 2, 3, 4]
     assert first_run[-1][0].versions[SPEC.name] == second
+    assert not bootstrap_needed(spark, settings, gold_tables_exist=True)
+    assert bootstrap_needed(spark, settings, gold_tables_exist=False)  # a gold table deleted: rebuilt
     assert drain(spark, settings) == []  # nothing new: no batch at all
     last = append(spark, settings, range(5, 6), 2)
     [(summary, found)] = drain(spark, settings)
@@ -107,7 +111,8 @@ def test_after_versions_keeps_each_tables_rows_of_later_versions_and_all_rows_of
     assert sorted(tuple(r) for r in kept) == [("silver.offset_commits", 4), ("silver.topic_names", 0)]
 
 
-def test_an_optimize_between_appends_is_passed_over(spark, settings) -> None:  # type: ignore[no-untyped-def]
+def test_an_optimize_between_appends_is_passed_over_and_a_delete_is_a_change_that_is_not_an_insert(  # type: ignore[no-untyped-def]
+        spark, settings) -> None:
     ensure_table(spark, settings, SPEC)
     append(spark, settings, range(0, 2), 0)
     append(spark, settings, range(2, 4), 1)
@@ -116,17 +121,11 @@ def test_an_optimize_between_appends_is_passed_over(spark, settings) -> None:  #
     append(spark, settings, range(4, 5), 2)
     [(summary, found)] = drain(spark, settings)
     assert found == [4] and summary.other_changes == 0
-
-
-def test_a_delete_is_a_change_that_is_not_an_insert(spark, settings) -> None:  # type: ignore[no-untyped-def]
-    ensure_table(spark, settings, SPEC)
-    append(spark, settings, range(0, 4), 0)
-    drain(spark, settings, {spec.name: 0 for spec in silver_changes.SOURCES})
     spark.sql(f"DELETE FROM delta.`{table_path(settings, SPEC)}` WHERE source_offset = 1")
-    append(spark, settings, range(4, 5), 1)
+    append(spark, settings, range(5, 6), 3)
     batches = drain(spark, settings)
     assert sum(summary.other_changes for summary, _ in batches) == 1  # the refresh rebuilds gold from silver
-    assert offsets(batches) == [4]
+    assert offsets(batches) == [5]
 
 
 def test_a_table_from_before_the_change_data_feed_gains_it_when_the_ingest_starts(spark, settings) -> None:  # type: ignore[no-untyped-def]
@@ -138,15 +137,6 @@ def test_a_table_from_before_the_change_data_feed_gains_it_when_the_ingest_start
     append(spark, settings, range(2, 3), 1)
     starting = {spec.name: 0 for spec in silver_changes.SOURCES} | {SPEC.name: enabled}
     assert offsets(drain(spark, settings, starting)) == [2]
-
-
-def test_the_query_starts_afresh_without_a_planned_batch_or_with_a_gold_table_missing(spark, settings) -> None:  # type: ignore[no-untyped-def]
-    ensure_table(spark, settings, SPEC)
-    assert bootstrap_needed(spark, settings, gold_tables_exist=True)  # no checkpoint
-    append(spark, settings, range(0, 1), 0)
-    drain(spark, settings, {spec.name: 0 for spec in silver_changes.SOURCES})
-    assert not bootstrap_needed(spark, settings, gold_tables_exist=True)
-    assert bootstrap_needed(spark, settings, gold_tables_exist=False)
 
 
 def test_new_members_alone_touch_their_group_as_their_record_does(spark) -> None:  # type: ignore[no-untyped-def]
