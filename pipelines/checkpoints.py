@@ -34,7 +34,13 @@ def run_to_available(stream: DataFrame, checkpoint: str, name: str,
 
     An exception of ``each_batch`` is raised here as it was raised there (Spark wraps it in a
     ``StreamingQueryException`` whose message is the Python traceback), so that callers see their own errors.
+    The query is named ``<name>-<8 hex digits of the checkpoint's path>``: Spark refuses a second active query
+    of the same name in a session, which two warehouses' refreshes side by side (the test suite's background
+    builds share one session) must not hit, while two runs of the same checkpoint at once must.
     """
+    import hashlib
+
+    name = f"{name}-{hashlib.sha1(checkpoint.encode()).hexdigest()[:8]}"
     failure: list[BaseException] = []
 
     def batch(frame: DataFrame, batch_id: int) -> None:

@@ -37,6 +37,7 @@ and larger batches on generated code.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -306,16 +307,27 @@ def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
     _reflected[key] = reflected
 
 
+#: Held while a refresh's writes record their silver versions (``_recording``): the record is a session conf,
+#: shared by every thread of the session, so two refreshes of different warehouses in one process (the test
+#: suite's background builds share one session) take turns instead of writing each other's versions.
+_RECORDING = threading.RLock()
+
+
 @contextmanager
 def _recording(spark: SparkSession, versions: dict[str, int]) -> Iterator[None]:
     """Within the block, every Delta commit of the session carries ``versions`` (the silver versions gold
-    reflects once the block's writes are done) in its ``userMetadata``: what ``check`` compares gold with."""
+    reflects once the block's writes are done) in its ``userMetadata``: what ``check`` compares gold with.
+
+    A session conf (``spark.databricks.delta.commitInfo.userMetadata``) because Delta's MERGE takes no
+    per-operation option; commits of other threads meanwhile (an ingest's appends to bronze or silver) carry
+    it too, which is harmless: only gold tables' records are read back."""
     conf = "spark.databricks.delta.commitInfo.userMetadata"
-    spark.conf.set(conf, json.dumps({USER_METADATA_KEY: versions}, sort_keys=True))
-    try:
-        yield
-    finally:
-        spark.conf.unset(conf)
+    with _RECORDING:
+        spark.conf.set(conf, json.dumps({USER_METADATA_KEY: versions}, sort_keys=True))
+        try:
+            yield
+        finally:
+            spark.conf.unset(conf)
 
 
 def reflected_silver_versions(spark: SparkSession, settings: Settings) -> dict[str, int]:
