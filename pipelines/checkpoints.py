@@ -12,10 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from conf.settings import Settings
 from pipelines.storage import Storage, join
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+
+def topic_checkpoint(settings: Settings, topic: str, query: str) -> str:
+    """``<warehouse>/_checkpoints/<cluster>/<topic>/<query>``: the checkpoint of one of a source topic's queries
+    (``ingest``: Kafka -> bronze; ``silver``: bronze -> silver)."""
+    return join(settings.warehouse_uri, "_checkpoints", settings.cluster_name, topic.replace("/", "_"), query)
 
 
 def planned_any_batch(spark: SparkSession, checkpoint: str) -> bool:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from conf.settings import Settings
+from pipelines.checkpoints import topic_checkpoint
 from pipelines.decode import record_type_column
 from pipelines.delta_tables import ensure_current_table, ensure_table, idempotent_append
 from pipelines.offsets_topic_source import OFFSETS_TOPIC, read_offsets_topic_stream
@@ -67,7 +68,7 @@ class BatchReport:
 
 
 def checkpoint_path(settings: Settings, topic: str) -> str:
-    return join(settings.warehouse_uri, "_checkpoints", settings.cluster_name, topic.replace("/", "_"), "ingest")
+    return topic_checkpoint(settings, topic, "ingest")
 
 
 def app_id(settings: Settings, topic: str) -> str:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from conf.settings import Settings
 from pipelines import decode
 from pipelines.delta_tables import idempotent_append, latest_version, table_path
-from pipelines.storage import Storage, join
+from pipelines.storage import Storage
 from schemas import (
     consumer_group_records,
     group_members,
@@ -191,7 +191,9 @@ TABLES: tuple[tuple[TableSpec, Callable[[DecodedFamilies], DataFrame]], ...] = (
 
 def checkpoint_path(settings: Settings, topic: str) -> str:
     """Silver's query for one cluster and source topic: beside the ingest's (``pipelines.ingest.checkpoint_path``)."""
-    return join(settings.warehouse_uri, "_checkpoints", settings.cluster_name, topic.replace("/", "_"), "silver")
+    from pipelines.checkpoints import topic_checkpoint
+
+    return topic_checkpoint(settings, topic, "silver")
 
 
 def app_id(settings: Settings, topic: str) -> str:
