@@ -367,7 +367,6 @@ def _refresh(spark: SparkSession, settings: Settings, changes: dict[str, DataFra
     are recomputed from silver at those versions (the other tables as they are: they gained no rows), so
     that gold reflects exactly the versions ``_recording`` writes down.
     """
-    from pyspark.sql import functions as F
 
     from pipelines.gold.committed_offsets import merge_commits
     from pipelines.gold.offset_commit_rate import merge_rates
@@ -377,15 +376,29 @@ def _refresh(spark: SparkSession, settings: Settings, changes: dict[str, DataFra
                 else read_table(spark, settings, spec))
 
     commits = changes.get(offset_commits.TABLE.name)
+    steps: list[Callable[[], None]] = []
     if commits is not None:
-        # Two tables, two MERGEs that read the same (checkpointed) changes: side by side, as the group tables
-        # below (on 2,000 commits each MERGE took 3-4 s, mostly Delta's fixed cost of a MERGE; 2026-11-27).
+        # Two tables, two MERGEs that read the same (checkpointed) changes (on 2,000 commits each MERGE took
+        # 3-4 s, mostly Delta's fixed cost of a MERGE; 2026-11-27).
         silver_commits = rows_of(offset_commits.TABLE)
-        run_together(spark, [
-            _announced(COMMITTED_OFFSETS, on_written, lambda: merge_commits(spark, settings, commits)),
-            _announced(OFFSET_COMMIT_RATE, on_written, lambda: merge_rates(spark, settings, commits, silver_commits))],
-            settings.gold.concurrent_writes)
+        steps += [_announced(COMMITTED_OFFSETS, on_written, lambda: merge_commits(spark, settings, commits)),
+                  _announced(OFFSET_COMMIT_RATE, on_written,
+                             lambda: merge_rates(spark, settings, commits, silver_commits))]
+    steps.append(lambda: _refresh_groups(spark, settings, changes, rows_of, on_written))
+    # The MERGEs and the group tables side by side: they write different tables and the group step does not
+    # read what the MERGEs write (the names it reads from gold.committed_offsets are in ``commits`` too). One
+    # after the other, make demo's batches with rebalances spent ~3 s in the MERGEs before the group step
+    # began (2026-11-28 17:02); much of a small MERGE is the driver waiting on Delta's log, not the CPU.
+    run_together(spark, steps, settings.gold.concurrent_writes)
 
+
+def _refresh_groups(spark: SparkSession, settings: Settings, changes: dict[str, DataFrame],
+                    rows_of: Callable[[TableSpec], DataFrame], on_written: Callable[[tuple[str, ...]], None]
+                    ) -> None:
+    """Recompute the group tables' rows of the groups ``changes`` touched and replace those groups' rows."""
+    from pyspark.sql import functions as F
+
+    commits = changes.get(offset_commits.TABLE.name)
     scope = with_groups(touched_groups(changes), newly_named_groups(spark, settings, changes))
     if scope is None or scope.groups == []:
         return
@@ -485,12 +498,42 @@ def newly_named_groups(spark: SparkSession, settings: Settings, changes: dict[st
     named = [rows for name, rows in changes.items() if name in (topic_names.TABLE.name, offset_commits.TABLE.name)]
     if not named:
         return []
-    ids = reduce(lambda a, b: a.unionByName(b), [rows.filter(F.col("topic_id").isNotNull())
+    unnamed = unnamed_topic_ids(spark, settings)
+    if not unnamed:
+        return []
+    ids = reduce(lambda a, b: a.unionByName(b), [rows.filter(F.col("topic_id").isin(*{t for _, _, t in unnamed}))
                                                  .select("cluster_name", "topic_id") for rows in named])
-    unnamed = read_table(spark, settings, PARTITION_ASSIGNMENTS).filter(
-        F.col("topic").isNull() & F.col("topic_id").isNotNull())
-    return sorted((r["cluster_name"], r["group"]) for r in unnamed.join(ids, ["cluster_name", "topic_id"], "left_semi")
-                  .select("cluster_name", "group").distinct().collect())
+    now_named = {(r["cluster_name"], r["topic_id"]) for r in ids.distinct().collect()}
+    return sorted({(cluster, group) for cluster, group, topic_id in unnamed if (cluster, topic_id) in now_named})
+
+
+#: Per gold.partition_assignments path: the Delta version last read by ``unnamed_topic_ids`` and what it held.
+_unnamed: dict[str, tuple[int, frozenset[tuple[str, str, str]]]] = {}
+
+
+def unnamed_topic_ids(spark: SparkSession, settings: Settings) -> frozenset[tuple[str, str, str]]:
+    """(cluster_name, group, topic_id) of every gold.partition_assignments row with a topic id and no name.
+
+    Read once per version of the table: every batch of gold's query with new commits asks, and most find none
+    (only KIP-848 groups' ids can lack a name). Until 2026-11-28 each such batch scanned the whole table for them
+    and semi-joined the batch's ids with it: 0.4-1.6 s of a commits-only batch of make demo (2026-11-28 17:02);
+    now a commits-only batch reads the table's newest version number and nothing else.
+    """
+    from pyspark.sql import functions as F
+
+    version = latest_version(spark, settings, PARTITION_ASSIGNMENTS)
+    if version is None:
+        return frozenset()
+    path = table_path(settings, PARTITION_ASSIGNMENTS)
+    known = _unnamed.get(path)
+    if known is not None and known[0] == version:
+        return known[1]
+    rows = (_read_version(spark, settings, PARTITION_ASSIGNMENTS, version)
+            .filter(F.col("topic").isNull() & F.col("topic_id").isNotNull())
+            .select("cluster_name", "group", "topic_id").distinct().collect())
+    found = frozenset((r["cluster_name"], r["group"], r["topic_id"]) for r in rows)
+    _unnamed[path] = (version, found)
+    return found
 
 
 def with_groups(scope: GroupScope | None, groups: list[tuple[str, str]]) -> GroupScope | None:

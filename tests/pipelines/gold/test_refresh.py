@@ -294,3 +294,37 @@ def test_gold_keeps_its_own_books_a_refresh_that_dies_is_run_again_and_a_deleted
     assert set(refresh.refresh_gold_tables(spark, settings)) == {spec.name for spec in GOLD}
     latest = {r["partition"]: r["offset"] for r in read_table(spark, settings, COMMITTED_OFFSETS).collect()}
     assert latest == {0: 6, 1: 7}  # partition 0's last commit (8) is gone from silver: the one before it stays
+
+
+def test_a_kip848_group_is_recomputed_when_new_commits_name_its_topic_id_until_gold_holds_the_name(  # type: ignore[no-untyped-def]
+        spark, warehouse_settings) -> None:
+    from pipelines.delta_tables import ensure_table, table_path
+    from pipelines.gold.partition_assignments import TABLE as ASSIGNMENTS
+    from pipelines.gold.refresh import newly_named_groups
+    from schemas import offset_commits
+    from tests.quality.rows import at, frame, source
+
+    settings = warehouse_settings
+    ensure_table(spark, settings, ASSIGNMENTS)
+
+    def assignment(group: str, topic_id: str, topic: str | None) -> dict:
+        return {"cluster_name": "test", "group": group, "topic": topic, "partition": 0, "member_id": "m",
+                "generation": 1, "valid_from": at(0), "group_type": "consumer", "assignment_kind": "current",
+                "topic_id": topic_id}
+
+    def write(rows: list[dict]) -> None:
+        frame(spark, ASSIGNMENTS, rows).write.format("delta").mode("overwrite").save(table_path(settings, ASSIGNMENTS))
+
+    def commits_naming(topic_id: str | None) -> dict:
+        return {offset_commits.TABLE.name: frame(spark, offset_commits.TABLE, [{
+            **source(1), "group": "other", "topic": "orders", "partition": 0, "offset": 1, "topic_id": topic_id,
+            "is_tombstone": False, "record_type": 1, "value_version": 4}])}
+
+    write([assignment("named", "id-a", "payments"), assignment("unnamed", "id-b", None)])
+    # Commits of any group name an id: only the group whose assignment lacks that id's name is recomputed.
+    assert newly_named_groups(spark, settings, commits_naming("id-b")) == [("test", "unnamed")]
+    assert newly_named_groups(spark, settings, commits_naming("id-a")) == []
+    assert newly_named_groups(spark, settings, commits_naming(None)) == []
+    # Once gold holds the name (the group recomputed, a new version of the table), nothing is left to name.
+    write([assignment("named", "id-a", "payments"), assignment("unnamed", "id-b", "orders")])
+    assert newly_named_groups(spark, settings, commits_naming("id-b")) == []
