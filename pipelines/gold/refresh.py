@@ -419,6 +419,10 @@ def _refresh_groups(spark: SparkSession, settings: Settings, changes: dict[str, 
         records = records.filter(_groups_predicate(groups, group_column="group_id"))
     # The affected groups' records are few (one per rebalance): materialise them once for five tables.
     group_metadata_rows = group_metadata_rows.localCheckpoint()
+    if groups is not None:
+        from pipelines.gold.rebalance_events import commits_in_windows
+
+        commit_rows = commits_in_windows(commit_rows, group_metadata_rows)
     member_rows = member_rows.localCheckpoint()
     records = records.localCheckpoint()
     consumer = None

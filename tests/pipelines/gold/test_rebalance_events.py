@@ -91,10 +91,9 @@ CASES: dict[str, tuple[list, list]] = {
 
 
 @pytest.fixture(scope="module")
-def transitions_of(spark):  # type: ignore[no-untyped-def]
-    """case -> {index of a record: its transition row} (the first record of a case has none)."""
+def cases(spark):  # type: ignore[no-untyped-def]
+    """CASES as silver frames: (group_metadata, the records' summaries, offset_commits, offset -> record index)."""
     from pipelines.gold import group_history
-    from pipelines.gold.rebalance_events import transitions
     from schemas import group_members, group_metadata, offset_commits
 
     at = lambda s: T0 + dt.timedelta(seconds=s)  # noqa: E731
@@ -127,13 +126,62 @@ def transitions_of(spark):  # type: ignore[no-untyped-def]
         names = spec.schema.fieldNames()
         return spark.createDataFrame([tuple(r.get(n) for n in names) for r in rows], spec.schema)
 
-    sequence = group_history.record_sequence(frame(metadata, group_metadata.TABLE))
-    summaries = group_history.record_summaries(sequence, frame(members, group_members.TABLE))
-    index = {r["source_offset"]: r["index"] for r in metadata}
+    metadata_frame = frame(metadata, group_metadata.TABLE)
+    summaries = group_history.record_summaries(group_history.record_sequence(metadata_frame),
+                                               frame(members, group_members.TABLE))
+    return metadata_frame, summaries, frame(commit_rows, offset_commits.TABLE), {r["source_offset"]: r["index"]
+                                                                                 for r in metadata}
+
+
+def _transitions_by_case(summaries, commits, index) -> dict[str, dict[int, dict]]:  # type: ignore[no-untyped-def]
+    from pipelines.gold.rebalance_events import transitions
+
     got: dict[str, dict[int, dict]] = {group: {} for group in CASES}
-    for row in transitions(summaries, frame(commit_rows, offset_commits.TABLE)).collect():
+    for row in transitions(summaries, commits).collect():
         got[row["group"]][index[row["source_offset"]]] = row.asDict()
     return got
+
+
+@pytest.fixture(scope="module")
+def transitions_of(cases):  # type: ignore[no-untyped-def]
+    """case -> {index of a record: its transition row} (the first record of a case has none)."""
+    _, summaries, commits, index = cases
+    return _transitions_by_case(summaries, commits, index)
+
+
+def test_the_commits_within_the_records_windows_give_the_same_transitions_as_all_commits(  # type: ignore[no-untyped-def]
+        cases, transitions_of) -> None:
+    # What an incremental refresh does (pipelines/gold/refresh.py): it reads only the touched groups' commits
+    # that fall between a record and its successor's join completion.
+    from pyspark.sql import functions as F
+
+    from pipelines.gold.rebalance_events import commits_in_windows
+
+    metadata, summaries, commits, index = cases
+    # The windows of the cases with commits (the others' span up to 2,520 s and would cover every commit):
+    # from their first record's append (0.2 s) to their second record's join completion (at most 60.9 s).
+    with_commits = metadata.filter(F.col("group").isin([group for group, (_, made) in CASES.items() if made]))
+    # Two commits of "commits" outside them: before the first records were appended, and after 60.9 s.
+    outside = commits.filter("`group` = 'commits' AND `partition` = 0").selectExpr(
+        "* EXCEPT (commit_timestamp)", f"explode(array(TIMESTAMP '{seconds(0.1)}', TIMESTAMP '{seconds(61)}')) "
+        "AS commit_timestamp").select(*commits.columns)
+    windowed = commits_in_windows(commits.unionByName(outside), with_commits)
+    kept = sorted(seconds_after(r["commit_timestamp"]) for r in windowed.collect())
+    assert kept == [29.0, 29.5, 30.0, 40.0, 48.0, 55.0, 57.0, 57.0, 59.5, 59.8]
+    assert _transitions_by_case(summaries, windowed, index) == transitions_of
+
+
+def test_merged_ranges_joins_overlaps_and_closes_the_smallest_gaps_beyond_the_limit() -> None:
+    from pipelines.gold.rebalance_events import merged_ranges
+
+    assert merged_ranges([(5, 9), (0, 2), (1, 3), (3, 4)], 10) == [(0, 4), (5, 9)]
+    assert merged_ranges([(0, 1), (2, 3), (10, 11), (13, 14), (30, 31)], 3) == [(0, 3), (10, 14), (30, 31)]
+    assert merged_ranges([(0, 1), (5, 6)], 1) == [(0, 6)]
+    assert merged_ranges([], 3) == []
+
+
+def seconds_after(moment: dt.datetime) -> float:
+    return (moment - T0).total_seconds()
 
 
 def seconds(s: float) -> dt.datetime:
