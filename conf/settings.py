@@ -193,7 +193,7 @@ class GoldSettings:
     storm_rebalances: int = 5
     storm_window_minutes: int = 10
     # Gold tables a refresh writes (and counts) at the same time, each from a driver thread of its own
-    # (pipelines/spark_jobs.py says why); 1 writes them one after the other.
+    # (pipelines/spark_jobs.py says why), and silver's tables of one batch too; 1 writes them one after the other.
     concurrent_writes: int = 4
     # A refresh batch whose silver increment is at most this many rows (counted in the batch of gold's query)
     # runs on Spark's interpreted expressions, not generated code: on a small increment Spark spends

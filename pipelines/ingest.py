@@ -125,7 +125,7 @@ def log_start_offsets(settings: Settings, topic: str, partitions: list[int]) -> 
 def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: DataFrame, batch_id: int
                 ) -> BatchReport:
     """Write one micro-batch to bronze (at most once per batch id), then bring silver up to bronze
-    (``pipelines.silver.derive_silver``: silver's own query over bronze), then the batch's audit rows."""
+    (``pipelines.silver.derive_silver``: silver's own query over bronze) and, beside it, the batch's audit rows."""
     from pyspark.sql import functions as F
 
     from pipelines.silver import derive_silver

@@ -466,10 +466,11 @@ def touched_groups(changes: dict[str, DataFrame]) -> GroupScope | None:
     (``changes``: silver table name -> the rows it gained); None: nothing new of those.
 
     Why new silver.group_members rows touch their groups although each comes with its GroupMetadata record:
-    the ingest appends a batch's group_metadata rows and then its group_members rows, two Delta commits,
-    and gold's query may plan a batch between the two (``offsetlake gold`` beside a running ingest). That
-    batch recomputes the group without the record's members; the members' rows, in the next batch, must
-    touch the group again, or gold would keep it without them until its next record (unlike a rebuild).
+    silver's query appends a batch's group_metadata rows and its group_members rows in two Delta commits
+    (side by side, in either order), and gold's query may plan a batch between the two (``offsetlake gold``
+    beside a running ingest). That batch recomputes the group without the record's members (or the members
+    without their record); the rows of the later commit, in the next batch, must touch the group again, or
+    gold would keep it so until its next record (unlike a rebuild).
     """
     from functools import reduce
 
