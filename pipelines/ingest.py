@@ -157,8 +157,9 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
     # The audit (an Admin call and a Delta append, ~1 s) beside silver's query, not after it: neither reads
     # what the other writes, and gold waits for both (make demo, 2026-11-28 17:02: 0.8-1.0 s a batch).
     # Each is idempotent per batch id, so a batch killed with one written and not the other completes it when
-    # run again.
-    rows, (ranges, lost) = run_together(spark, [lambda: derive_silver(spark, settings, topic), audit], 2)
+    # run again. ``gold.concurrent_writes`` = 1 keeps every write one after the other.
+    rows, (ranges, lost) = run_together(spark, [lambda: derive_silver(spark, settings, topic), audit],
+                                        min(2, settings.gold.concurrent_writes))
     records = sum(per_partition.values())
     # Every partition the batch planned, including those with nothing new (they get no audit row):
     # the CLI's "records behind the topic's end" compares these with the topic's ends per partition,

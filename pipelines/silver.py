@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from conf.settings import Settings
 from pipelines import decode
+from pipelines.checkpoints import topic_checkpoint
 from pipelines.delta_tables import idempotent_append, latest_version, table_path
 from pipelines.spark_jobs import run_together
 from pipelines.storage import Storage
@@ -192,8 +193,6 @@ TABLES: tuple[tuple[TableSpec, Callable[[DecodedFamilies], DataFrame]], ...] = (
 
 def checkpoint_path(settings: Settings, topic: str) -> str:
     """Silver's query for one cluster and source topic: beside the ingest's (``pipelines.ingest.checkpoint_path``)."""
-    from pipelines.checkpoints import topic_checkpoint
-
     return topic_checkpoint(settings, topic, "silver")
 
 
