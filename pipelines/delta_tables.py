@@ -93,9 +93,24 @@ _CURRENT: set[tuple[str, TableSpec]] = set()
 process is the one that changes them, so once is enough while the table is there."""
 
 
-def ensure_current_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> None:
+class LayoutChanged(RuntimeError):
+    """A table an older offsetlake made is partitioned otherwise than its spec says. Delta cannot repartition a
+    table in place; a table derived from others (gold) is rebuilt instead (``pipelines.gold.refresh``)."""
+
+    def __init__(self, spec: TableSpec, path: str, partitioned_by: list[str]) -> None:
+        def columns(names: list[str] | tuple[str, ...]) -> str:
+            return f"partitioned by ({', '.join(names)})" if names else "not partitioned"
+
+        super().__init__(f"{spec.name} at {path} is {columns(partitioned_by)}; offsetlake now makes it "
+                         f"{columns(spec.partition_by)}")
+
+
+def ensure_current_table(spark: SparkSession, settings: Settings, spec: TableSpec, *,
+                         same_partitioning: bool = False) -> None:
     """Create the table as ``spec`` says, or bring one an older offsetlake made up to it (``evolve_table``), once
-    per process and table (a table deleted since is created again)."""
+    per process and table (a table deleted since is created again). ``same_partitioning``: raise
+    ``LayoutChanged`` for a table partitioned otherwise than ``spec`` says, and leave it as it is (for the tables
+    a caller can rebuild; any other keeps its partitioning, which Delta's writes follow)."""
     from delta.tables import DeltaTable
 
     path = table_path(settings, spec)
@@ -103,7 +118,7 @@ def ensure_current_table(spark: SparkSession, settings: Settings, spec: TableSpe
     if exists and (path, spec) in _CURRENT:
         return
     if exists:
-        evolve_table(spark, settings, spec)
+        evolve_table(spark, settings, spec, same_partitioning=same_partitioning)
     else:
         ensure_table(spark, settings, spec)
     _CURRENT.add((path, spec))
@@ -129,7 +144,7 @@ def delta_schema(spec: TableSpec) -> StructType:
     return T.StructType([T.StructField(f.name, relax(f.dataType), f.nullable, f.metadata) for f in spec.schema])
 
 
-def evolve_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> None:
+def evolve_table(spark: SparkSession, settings: Settings, spec: TableSpec, *, same_partitioning: bool = False) -> None:
     """Bring a table made by an older offsetlake up to ``spec``: add missing columns, drop NOT NULLs it no longer
     has, set the table properties and add the CHECK constraints it lacks, cluster it as ``spec`` says.
 
@@ -137,14 +152,18 @@ def evolve_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> No
     ``topic_id``); without this a write into a warehouse made before would fail on the schema. Added
     columns are nullable (Delta cannot add NOT NULL columns); rows written before get null in them
     (gold: until their groups are recomputed). Properties: e.g. deletion vectors on the MERGE targets, the change
-    data feed on the silver tables gold reads.
+    data feed on the silver tables gold reads. With ``same_partitioning``, a table partitioned otherwise than
+    ``spec`` says raises ``LayoutChanged`` before anything is changed.
     """
     path = table_path(settings, spec)
     props: dict[str, str] = {}
-    if spec.properties or spec.constraints or spec.cluster_by:
+    if spec.properties or spec.constraints or spec.cluster_by or same_partitioning:
         from delta.tables import DeltaTable
 
         detail = DeltaTable.forPath(spark, path).detail().head()
+        partitioned_by = list(detail["partitionColumns"] or [])
+        if same_partitioning and partitioned_by != list(spec.partition_by):
+            raise LayoutChanged(spec, path, partitioned_by)
         props = detail["properties"]
         if spec.cluster_by and list(detail["clusteringColumns"] or []) != list(spec.cluster_by):
             spark.sql(f"ALTER TABLE delta.`{path}` CLUSTER BY ({', '.join(f'`{c}`' for c in spec.cluster_by)})")

@@ -37,6 +37,7 @@ and larger batches on generated code.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -46,6 +47,7 @@ from typing import TYPE_CHECKING
 from conf.settings import Settings
 from pipelines.checkpoints import run_to_available
 from pipelines.delta_tables import (  # latest_version: also found here by tests and benches
+    LayoutChanged,
     ensure_current_table,
     ensure_table,
     latest_version,
@@ -77,11 +79,20 @@ GROUP_TABLES: tuple[TableSpec, ...] = tuple(
 """Recomputed for the groups with new records (``group_tables``) and replaced by group (``replace_groups``)."""
 
 
-def ensure_gold_tables(spark: SparkSession, settings: Settings) -> None:
-    # Every gold table gained columns (KIP-848 groups), properties (deletion vectors) or clustering since its first
-    # release: a table an older offsetlake made is brought up to its spec (once per process).
+def ensure_gold_tables(spark: SparkSession, settings: Settings) -> list[TableSpec]:
+    """Create the missing gold tables and bring those an older offsetlake made up to their specs (once per
+    process); return the tables it could not: partitioned otherwise (``LayoutChanged``), left as they are.
+
+    Every gold table gained columns (KIP-848 groups), properties (deletion vectors) or clustering since its first
+    release, and gold.offset_commit_rate a partitioning (2026-11-28).
+    """
+    outdated = []
     for spec in GOLD:
-        ensure_current_table(spark, settings, spec)
+        try:
+            ensure_current_table(spark, settings, spec, same_partitioning=True)
+        except LayoutChanged:
+            outdated.append(spec)
+    return outdated
 
 
 def group_tables(metadata: DataFrame, members: DataFrame, settings: Settings,
@@ -219,7 +230,21 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
     from pipelines.gold import silver_changes
 
     missing = not all(table_exists(settings, spec) for spec in GOLD)
-    ensure_gold_tables(spark, settings)
+    checkpoint = silver_changes.checkpoint_path(settings)
+    if missing:
+        # Forgotten before any table is made: a refresh that dies from here on finds no checkpoint and rebuilds.
+        Storage(spark).delete(checkpoint)
+    outdated = ensure_gold_tables(spark, settings)
+    if outdated:
+        # A layout Delta cannot change in place (a new partitioning): such a table is made anew and all of gold
+        # rebuilt from silver, the checkpoint forgotten first so that a refresh dying half-way rebuilds again.
+        Storage(spark).delete(checkpoint)
+        for spec in outdated:
+            print(f"offsetlake: {spec.name} is laid out as an older offsetlake made it; rebuilding gold from "
+                  "silver", file=sys.stderr)
+            Storage(spark).delete(table_path(settings, spec))
+            ensure_table(spark, settings, spec)
+        missing = True
     for spec in SOURCES:  # the query reads all five; a warehouse without snapshots has no silver.topic_names yet
         ensure_table(spark, settings, spec)
     written: list[str] = []
@@ -230,10 +255,9 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
 
     starting: dict[str, int] | None = None
     if silver_changes.bootstrap_needed(spark, settings, not missing):
-        Storage(spark).delete(silver_changes.checkpoint_path(settings))
+        Storage(spark).delete(checkpoint)
         starting = bootstrap(spark, settings, announce)
-    run_to_available(silver_changes.silver_change_stream(spark, settings, starting),
-                     silver_changes.checkpoint_path(settings), "offsetlake-gold",
+    run_to_available(silver_changes.silver_change_stream(spark, settings, starting), checkpoint, "offsetlake-gold",
                      lambda batch, _: apply_changes(spark, settings, batch, announce))
     return tuple(dict.fromkeys(written))
 

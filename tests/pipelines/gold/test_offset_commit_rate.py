@@ -9,6 +9,7 @@ per partition, all with the request's commit timestamp; a tombstone deletes an o
 from __future__ import annotations
 
 import datetime as dt
+import os
 from typing import Any
 
 import pytest
@@ -113,3 +114,32 @@ def test_merging_only_tombstones_changes_nothing(spark, warehouse_settings) -> N
     everything = spark.createDataFrame(before + gained, SILVER.schema)
     merge_rates(spark, warehouse_settings, spark.createDataFrame(gained, SILVER.schema), everything)
     assert rates(read_table(spark, warehouse_settings, TABLE)) == {("g", 0): (1, 1, 1)}
+
+
+def test_a_minute_is_filed_under_its_utc_date(spark) -> None:  # type: ignore[no-untyped-def]
+    before_midnight = T0.replace(hour=23, minute=59, second=30)
+    rows = [commit(0, (before_midnight - T0).total_seconds(), "g", 0),
+            commit(1, (before_midnight - T0).total_seconds() + 60, "g", 0)]
+    built = {r["minute"]: r["minute_date"] for r in offset_commit_rate(spark.createDataFrame(rows, SILVER.schema))
+             .collect()}
+    assert built == {dt.datetime(2026, 11, 27, 23, 59): dt.date(2026, 11, 27),
+                     dt.datetime(2026, 11, 28, 0, 0): dt.date(2026, 11, 28)}
+
+
+def test_merging_reads_only_the_days_of_the_recounted_minutes(spark, warehouse_settings) -> None:  # type: ignore[no-untyped-def]
+    """The MERGE names the recounted minutes' days, so Delta reads only those days' files: here the earlier
+    day's files are gone from storage, and the MERGE of the next day's commits does not miss them."""
+    a_day = 86_400
+    before = [commit(0, 10, "g", 0), commit(1, a_day + 10, "g", 0)]
+    gained = [commit(2, a_day + 20, "g", 1)]  # the next day's minute 0
+    ensure_table(spark, warehouse_settings, TABLE)
+    path = table_path(warehouse_settings, TABLE)
+    offset_commit_rate(spark.createDataFrame(before, SILVER.schema)).write.format("delta").mode("append").save(path)
+    first_day = [f for f in spark.read.format("delta").load(path).inputFiles() if "minute_date=2026-11-27" in f]
+    assert len(first_day) == 1
+    os.remove(first_day[0].removeprefix("file:"))
+
+    everything = spark.createDataFrame(before + gained, SILVER.schema)
+    merge_rates(spark, warehouse_settings, spark.createDataFrame(gained, SILVER.schema), everything)
+    recounted = read_table(spark, warehouse_settings, TABLE).filter("minute_date = DATE'2026-11-28'")
+    assert {(k[0], k[1] - 24 * 60): v for k, v in rates(recounted).items()} == {("g", 0): (2, 2, 2)}
