@@ -332,3 +332,32 @@ def test_a_kip848_group_is_recomputed_when_new_commits_name_its_topic_id_until_g
     # Once gold holds the name (the group recomputed, a new version of the table), nothing is left to name.
     write([assignment("named", "id-a", "payments"), assignment("unnamed", "id-b", "orders")])
     assert newly_named_groups(spark, settings, commits_naming("id-b")) == []
+    # A later version with another unnamed id: read again, not answered from what the earlier version held.
+    write([assignment("named", "id-a", "payments"), assignment("unnamed", "id-c", None)])
+    assert newly_named_groups(spark, settings, commits_naming("id-c")) == [("test", "unnamed")]
+    assert newly_named_groups(spark, settings, commits_naming("id-b")) == []
+
+
+def test_whether_assignments_may_lack_a_topic_name_is_read_from_their_files_statistics(  # type: ignore[no-untyped-def]
+        spark, warehouse_settings) -> None:
+    from pipelines.delta_tables import ensure_table, table_path
+    from pipelines.gold.partition_assignments import TABLE as ASSIGNMENTS
+    from pipelines.gold.refresh import _may_hold_unnamed_ids
+    from tests.quality.rows import at, frame
+
+    settings = warehouse_settings
+    assert _may_hold_unnamed_ids(settings) == (None, False)  # no table yet
+    ensure_table(spark, settings, ASSIGNMENTS)
+
+    def append(topic_id: str | None, topic: str | None) -> None:
+        row = {"cluster_name": "test", "group": "g", "topic": topic, "partition": 0, "member_id": "m",
+               "generation": 1, "valid_from": at(0), "group_type": "consumer", "assignment_kind": "current",
+               "topic_id": topic_id}
+        frame(spark, ASSIGNMENTS, [row]).write.format("delta").mode("append").save(table_path(settings, ASSIGNMENTS))
+
+    assert _may_hold_unnamed_ids(settings) == (0, False)  # no file
+    append(None, "orders")  # a classic group's row: a name, no id
+    append("id-a", "payments")  # a KIP-848 group's row, named
+    assert _may_hold_unnamed_ids(settings) == (2, False)
+    append("id-b", None)
+    assert _may_hold_unnamed_ids(settings) == (3, True)
