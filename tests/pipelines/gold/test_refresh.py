@@ -245,21 +245,32 @@ def _level_with_silver(spark, settings) -> bool:  # type: ignore[no-untyped-def]
 
 
 def test_gold_keeps_its_own_books_a_refresh_that_dies_is_run_again_and_a_deleted_silver_row_rebuilds_gold(  # type: ignore[no-untyped-def]
-        spark, warehouse_settings, monkeypatch) -> None:
+        spark, warehouse_settings, monkeypatch, capsys) -> None:
     """One warehouse through the refresh's bookkeeping, step by step (each refresh costs seconds):
 
     * every refresh records in gold's commits the silver versions gold then reflects (what ``check`` reads),
       unchanged by an ingest until the next refresh;
     * a refresh that dies half-way (here: after the commit tables, writing the group tables) leaves its batch
       uncommitted in the query's checkpoint; the next one runs it again and gold ends level with silver;
-    * a row deleted from silver makes the next refresh rebuild every gold table.
+    * a row deleted from silver makes the next refresh rebuild every gold table;
+    * so does a gold table an older offsetlake laid out otherwise (gold.offset_commit_rate, clustered by group
+      before it was partitioned by day: Delta cannot repartition it in place), which is made anew.
     (A missing gold table starts gold's query afresh too: ``test_silver_changes``, and bench/gold.py's rebuild.)
     """
-    from pipelines.delta_tables import table_path
+    import dataclasses
+    import datetime as dt
+
+    from pyspark.sql import types as T
+
+    from pipelines import delta_tables
+    from pipelines.delta_tables import ensure_table, table_path
     from pipelines.gold import refresh
     from pipelines.gold.committed_offsets import TABLE as COMMITTED_OFFSETS
     from pipelines.gold.group_generations import TABLE as GROUP_GENERATIONS
+    from pipelines.gold.offset_commit_rate import TABLE as OFFSET_COMMIT_RATE
+    from pipelines.storage import Storage
     from schemas import offset_commits
+    from schemas.table_spec import GROUP_CLUSTERING
 
     settings = warehouse_settings
 
@@ -298,6 +309,22 @@ def test_gold_keeps_its_own_books_a_refresh_that_dies_is_run_again_and_a_deleted
     assert set(refresh.refresh_gold_tables(spark, settings)) == {spec.name for spec in GOLD}
     latest = {r["partition"]: r["offset"] for r in read_table(spark, settings, COMMITTED_OFFSETS).collect()}
     assert latest == {0: 6, 1: 7}  # partition 0's last commit (8) is gone from silver: the one before it stays
+
+    # The commit rates as an older offsetlake made them (clustered, no minute_date, here a count no rebuild
+    # gives), read by a new process; and commits ingested since the last refresh.
+    older = dataclasses.replace(OFFSET_COMMIT_RATE, partition_by=(), cluster_by=GROUP_CLUSTERING, schema=T.StructType(
+        [f for f in OFFSET_COMMIT_RATE.schema.fields if f.name != "minute_date"]))
+    Storage(spark).delete(table_path(settings, OFFSET_COMMIT_RATE))
+    ensure_table(spark, settings, older)
+    spark.createDataFrame([("c", "g", dt.datetime(2026, 11, 27, 6, 1), 99, 1, 1)], older.schema).write.format(
+        "delta").mode("append").save(table_path(settings, OFFSET_COMMIT_RATE))
+    monkeypatch.setattr(delta_tables, "_CURRENT", set())
+    _silver(spark, settings, 2, range(9, 12), 3)
+    assert set(refresh.refresh_gold_tables(spark, settings)) == {spec.name for spec in GOLD}
+    assert "gold.offset_commit_rate is laid out as an older offsetlake made it" in capsys.readouterr().err
+    detail = spark.sql(f"DESCRIBE DETAIL delta.`{table_path(settings, OFFSET_COMMIT_RATE)}`").head()
+    assert list(detail["partitionColumns"]) == ["minute_date"]
+    assert _level_with_silver(spark, settings)
 
 
 def test_a_kip848_group_is_recomputed_when_new_commits_name_its_topic_id_until_gold_holds_the_name(  # type: ignore[no-untyped-def]
