@@ -581,21 +581,18 @@ def _may_hold_unnamed_ids(settings: Settings) -> tuple[int | None, bool]:
     import pyarrow as pa
     from deltalake import DeltaTable
 
-    path = table_path(settings, PARTITION_ASSIGNMENTS)
-    options = dict(settings.storage.delta_rs) or None
-    if not DeltaTable.is_deltatable(path, options):
+    if not table_exists(settings, PARTITION_ASSIGNMENTS):
         return None, False
-    table = DeltaTable(path, storage_options=options)
+    table = DeltaTable(table_path(settings, PARTITION_ASSIGNMENTS),
+                       storage_options=dict(settings.storage.delta_rs) or None)
     files = pa.table(table.get_add_actions(flatten=True))
-    if files.num_rows == 0:
-        return table.version(), False
-    if not {"null_count.topic", "null_count.topic_id"} <= set(files.column_names):
+    if files.num_rows and not {"null_count.topic", "null_count.topic_id"} <= set(files.column_names):
         return table.version(), True
-    for file in files.select(["num_records", "null_count.topic", "null_count.topic_id"]).to_pylist():
-        records, null_topics, null_ids = file["num_records"], file["null_count.topic"], file["null_count.topic_id"]
-        if null_topics != 0 and (records is None or null_ids is None or null_ids < records):
-            return table.version(), True
-    return table.version(), False
+    may_hold = files.num_rows > 0 and any(
+        null_topics != 0 and (records is None or null_ids is None or null_ids < records)
+        for records, null_topics, null_ids in zip(*(files.column(c).to_pylist() for c in (
+            "num_records", "null_count.topic", "null_count.topic_id")), strict=True))
+    return table.version(), may_hold
 
 
 def with_groups(scope: GroupScope | None, groups: list[tuple[str, str]]) -> GroupScope | None:
