@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from tenacity import retry, retry_if_exception_type, stop_after_attempt
 
 from broker.workload import create_topic
 from decoders import encode_record
@@ -74,19 +75,15 @@ def test_decode_reads_a_topic_from_the_beginning_without_joining_a_group(kafka_b
     assert groups_after == groups_before, "decoding a topic must not create a consumer group"
 
 
+@retry(retry=retry_if_exception_type(concurrent.futures.TimeoutError), stop=stop_after_attempt(3), reraise=True)
 def consumer_groups(config: dict[str, str]) -> set[str]:
     """The broker's consumer group ids, asked again by a new client when an answer takes over 30 s: a listing
     with no time limit once waited 9 minutes here (the test's thread in the future's result, per py-spy) in a
     fresh-clone run of make test (2026-11-28 19:14), which took the suite past its 10 minutes."""
     from confluent_kafka.admin import AdminClient
 
-    for _ in range(3):
-        listing = AdminClient(config).list_consumer_groups(request_timeout=20)
-        try:
-            return {g.group_id for g in listing.result(timeout=30).valid}
-        except concurrent.futures.TimeoutError:
-            continue
-    raise AssertionError("the broker did not list its consumer groups in three tries of 30 s")
+    listing = AdminClient(config).list_consumer_groups(request_timeout=20)
+    return {g.group_id for g in listing.result(timeout=30).valid}
 
 
 def test_coordinator_partition_uses_java_string_hash_code() -> None:
