@@ -62,14 +62,14 @@ from pipelines.gold.group_state_history import TABLE as GROUP_STATE_HISTORY
 from pipelines.gold.offset_commit_rate import TABLE as OFFSET_COMMIT_RATE
 from pipelines.gold.partition_assignments import TABLE as PARTITION_ASSIGNMENTS
 from pipelines.gold.rebalance_events import TABLE as REBALANCE_EVENTS
-from pipelines.gold.silver_changes import SOURCES
+from pipelines.gold.silver_changes import SOURCE_TABLE, SOURCES, BatchSummary, column_of
 from pipelines.spark_jobs import interpreted_expressions, run_together
 from pipelines.storage import Storage
 from schemas import consumer_group_records, group_members, group_metadata, offset_commits, topic_names
 from schemas.table_spec import Incremental, TableSpec
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 GOLD: tuple[TableSpec, ...] = (COMMITTED_OFFSETS, OFFSET_COMMIT_RATE, GROUP_GENERATIONS, GROUP_MEMBERSHIP,
                                 PARTITION_ASSIGNMENTS, GROUP_STATE_HISTORY, REBALANCE_EVENTS)
@@ -319,7 +319,7 @@ def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
         # process's own record: a batch that died half-way left some gold tables recording its versions.
         batch = batch.filter(silver_changes.after_versions(applied))
     rows = batch.localCheckpoint()  # read once from the change data feed; every step below reads it again
-    summary = silver_changes.summarize(rows)
+    summary = silver_changes.summarize(rows, touching_group())
     if not summary.versions:
         return
     # The versions of the tables this batch did not touch: from this process, else from gold's commits (once).
@@ -331,7 +331,8 @@ def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
         else:
             limit = settings.gold.interpreted_up_to_rows
             with interpreted_expressions(spark, 0 < summary.total <= limit):
-                _refresh(spark, settings, silver_changes.changed_rows(rows, summary), summary.versions, on_written)
+                _refresh(spark, settings, silver_changes.changed_rows(rows, summary), summary.versions,
+                         touched_groups(summary), on_written)
     _reflected[key] = reflected
 
 
@@ -388,8 +389,9 @@ def _recorded_versions(user_metadata: str | None) -> dict[str, int] | None:
 
 
 def _refresh(spark: SparkSession, settings: Settings, changes: dict[str, DataFrame], versions: dict[str, int],
-             on_written: Callable[[tuple[str, ...]], None]) -> None:
-    """Apply silver's new rows (``changes``: table name -> the rows it gained) to gold.
+             touched: GroupScope | None, on_written: Callable[[tuple[str, ...]], None]) -> None:
+    """Apply silver's new rows (``changes``: table name -> the rows it gained; ``touched``: the groups they touch,
+    ``touched_groups``) to gold.
 
     ``versions``: the Delta version of each table in ``changes`` that the batch read up to; the group tables
     are recomputed from silver at those versions (the other tables as they are: they gained no rows), so
@@ -411,7 +413,7 @@ def _refresh(spark: SparkSession, settings: Settings, changes: dict[str, DataFra
         steps += [_announced(COMMITTED_OFFSETS, on_written, lambda: merge_commits(spark, settings, commits)),
                   _announced(OFFSET_COMMIT_RATE, on_written,
                              lambda: merge_rates(spark, settings, commits, silver_commits))]
-    steps.append(lambda: _refresh_groups(spark, settings, changes, rows_of, on_written))
+    steps.append(lambda: _refresh_groups(spark, settings, changes, touched, rows_of, on_written))
     # The MERGEs and the group tables side by side: they write different tables. The group step reads
     # gold.committed_offsets only for topic names (KIP-848 groups), at whichever version it finds, with this
     # batch's commits beside it, so both versions give it the same names (but for a name that only a key this
@@ -422,13 +424,14 @@ def _refresh(spark: SparkSession, settings: Settings, changes: dict[str, DataFra
 
 
 def _refresh_groups(spark: SparkSession, settings: Settings, changes: dict[str, DataFrame],
-                    rows_of: Callable[[TableSpec], DataFrame], on_written: Callable[[tuple[str, ...]], None]
-                    ) -> None:
-    """Recompute the group tables' rows of the groups ``changes`` touched and replace those groups' rows."""
+                    touched: GroupScope | None, rows_of: Callable[[TableSpec], DataFrame],
+                    on_written: Callable[[tuple[str, ...]], None]) -> None:
+    """Recompute the group tables' rows of the groups ``changes`` touched (``touched``), and of those a new topic
+    name reaches, and replace those groups' rows."""
     from pyspark.sql import functions as F
 
     commits = changes.get(offset_commits.TABLE.name)
-    scope = with_groups(touched_groups(changes), newly_named_groups(spark, settings, changes))
+    scope = with_groups(touched, newly_named_groups(spark, settings, changes))
     if scope is None or scope.groups == []:
         return
     groups = scope.groups
@@ -490,9 +493,10 @@ class GroupScope:
     groups: list[tuple[str, str]] | None
 
 
-def touched_groups(changes: dict[str, DataFrame]) -> GroupScope | None:
-    """Groups with new classic GroupMetadata records or members, or new KIP-848 consumer-group records
-    (``changes``: silver table name -> the rows it gained); None: nothing new of those.
+def touching_group() -> Column:
+    """Over the rows of gold's query (``pipelines.gold.silver_changes``), the group a row touches: a struct of
+    ``cluster_name`` and ``group`` for a new classic GroupMetadata record or member and a new KIP-848
+    consumer-group record, null for every other row (``silver_changes.summarize`` collects them).
 
     Why new silver.group_members rows touch their groups although each comes with its GroupMetadata record:
     silver's query appends a batch's group_metadata rows and its group_members rows in two Delta commits
@@ -501,22 +505,24 @@ def touched_groups(changes: dict[str, DataFrame]) -> GroupScope | None:
     without their record); the rows of the later commit, in the next batch, must touch the group again, or
     gold would keep it so until its next record (unlike a rebuild).
     """
-    from functools import reduce
-
     from pyspark.sql import functions as F
 
     from pipelines.gold.consumer_groups import RECORD_TYPES
 
-    groups = [changes[spec.name].select("cluster_name", "group") for spec in (group_metadata.TABLE, group_members.TABLE)
-              if spec.name in changes]
-    records = changes.get(consumer_group_records.TABLE.name)
-    if records is not None:
-        groups.append(records.filter(F.col("type").isin(*RECORD_TYPES))
-                      .select("cluster_name", F.col("group_id").alias("group")))
-    if not groups:
-        return None
-    touched = reduce(lambda a, b: a.unionByName(b), groups).distinct().collect()
-    return GroupScope(sorted((r["cluster_name"], r["group"]) for r in touched))
+    def of(spec: TableSpec, group: str = "group") -> Column:
+        struct = F.col(column_of(spec))
+        return F.struct(struct["cluster_name"].alias("cluster_name"), struct[group].alias("group"))
+
+    records = F.col(column_of(consumer_group_records.TABLE))
+    return (F.when(F.col(SOURCE_TABLE) == group_metadata.TABLE.name, of(group_metadata.TABLE))
+            .when(F.col(SOURCE_TABLE) == group_members.TABLE.name, of(group_members.TABLE))
+            .when((F.col(SOURCE_TABLE) == consumer_group_records.TABLE.name) & records["type"].isin(*RECORD_TYPES),
+                  of(consumer_group_records.TABLE, "group_id")))
+
+
+def touched_groups(summary: BatchSummary) -> GroupScope | None:
+    """The groups a batch's new rows touch (``touching_group``); None: none."""
+    return GroupScope(list(summary.groups)) if summary.groups else None
 
 
 def newly_named_groups(spark: SparkSession, settings: Settings, changes: dict[str, DataFrame]

@@ -10,10 +10,10 @@ import pytest
 
 from pipelines.delta_tables import ensure_table, idempotent_append, table_path
 from pipelines.gold import silver_changes
-from pipelines.gold.refresh import GroupScope, latest_version, touched_groups
+from pipelines.gold.refresh import GroupScope, latest_version, touched_groups, touching_group
 from pipelines.gold.silver_changes import BatchSummary, after_versions, bootstrap_needed, changed_rows, summarize
 from pipelines.ingest import ensure_tables
-from schemas import group_members, group_metadata, offset_commits
+from schemas import consumer_group_records, group_members, group_metadata, offset_commits
 from tests.pipelines.gold.classic_history import silver_frames
 
 pytestmark = [pytest.mark.spark]
@@ -39,14 +39,16 @@ def append(spark, settings, offsets: range, batch: int) -> int:  # type: ignore[
     return latest_version(spark, settings, SPEC)
 
 
-def drain(spark, settings, starting: dict[str, int] | None = None) -> list[tuple[BatchSummary, list[int]]]:  # type: ignore[no-untyped-def]
-    """Run the query to what is available, as the gold refresh does; each batch's summary and commit offsets."""
+def drain(spark, settings, starting: dict[str, int] | None = None, touching=None  # type: ignore[no-untyped-def]
+          ) -> list[tuple[BatchSummary, list[int]]]:
+    """Run the query to what is available, as the gold refresh does; each batch's summary (with the groups
+    ``touching`` finds) and commit offsets."""
     for spec in silver_changes.SOURCES:
         ensure_table(spark, settings, spec)
     batches: list[tuple[BatchSummary, list[int]]] = []
 
     def each(batch, batch_id):  # type: ignore[no-untyped-def]
-        summary = summarize(batch)
+        summary = summarize(batch, touching)
         rows = changed_rows(batch, summary).get(SPEC.name)
         batches.append((summary, sorted(r["source_offset"] for r in rows.collect()) if rows is not None else []))
 
@@ -139,11 +141,29 @@ def test_a_table_from_before_the_change_data_feed_gains_it_when_the_ingest_start
     assert offsets(drain(spark, settings, starting)) == [2]
 
 
-def test_new_members_alone_touch_their_group_as_their_record_does(spark) -> None:  # type: ignore[no-untyped-def]
+def test_the_groups_a_batch_touches_are_those_of_its_new_records_and_members_alone(spark, settings) -> None:  # type: ignore[no-untyped-def]
     # The ingest appends a batch's GroupMetadata rows, then their members (two Delta commits), and gold's
     # query can plan a batch between the two: a batch can see the record without its members, and the next
     # one only the members; it must recompute their group.
+    from tests.quality.rows import frame, source
+
     metadata, members = silver_frames(spark, [("g", 0, 1, 2, 1, [("a", None, "t", [0]), ("b", None, "t", [1])])])
-    assert touched_groups({group_members.TABLE.name: members}) == GroupScope([("c", "g")])
-    assert touched_groups({group_metadata.TABLE.name: metadata}) == GroupScope([("c", "g")])
-    assert touched_groups({SPEC.name: commits(spark, range(1))}) is None
+    for spec in silver_changes.SOURCES:
+        ensure_table(spark, settings, spec)
+    idempotent_append(members, settings, group_members.TABLE, "test", 0)
+    append(spark, settings, range(0, 1), 0)  # a commit of group g: touches no group
+    [(first, _)] = drain(spark, settings, touching=touching_group())
+    assert touched_groups(first) == GroupScope([("c", "g")])
+    idempotent_append(metadata, settings, group_metadata.TABLE, "test", 0)
+    # KIP-848: a group's own records touch it; a record of a type gold is not built from does not.
+    records = [{**source(1), "type": "consumer_group_metadata", "record_type": 3, "group_id": "k",
+                "is_tombstone": False},
+               {**source(2), "type": "share_group_metadata", "record_type": 11, "group_id": "s",
+                "is_tombstone": False}]
+    idempotent_append(frame(spark, consumer_group_records.TABLE, records), settings, consumer_group_records.TABLE,
+                      "test", 0)
+    [(second, _)] = drain(spark, settings, touching=touching_group())
+    assert touched_groups(second) == GroupScope([("c", "g"), ("test", "k")])
+    append(spark, settings, range(1, 2), 1)
+    [(commits_only, _)] = drain(spark, settings, touching=touching_group())
+    assert touched_groups(commits_only) is None and commits_only.rows == {SPEC.name: 1}
