@@ -255,14 +255,20 @@ CONSUMER_PROTOCOL_VERSIONS = [0, 1, 2, 3]
 @st.composite
 def consumer_member(draw: st.DrawFn, version: int, assignor: str | None) -> dict[str, Any]:
     """A member of a consumer group at GroupMetadataValue ``version``: consumer-protocol bytes of any version,
-    the generation as user data for cooperative-sticky (what CooperativeStickyAssignor sends), empty bytes
+    for cooperative-sticky user data as Kafka's CooperativeStickyAssignor sends it (the generation) or as
+    librdkafka's does (StickyAssignor's layout: the previous assignment, then the generation), empty bytes
     for a member the leader gave nothing."""
     member = draw(struct_strategy(MEMBER_METADATA, version))
     subscription_version = draw(st.sampled_from(CONSUMER_PROTOCOL_VERSIONS))
     subscription = draw(subscription_strategy(subscription_version))
     if assignor == "cooperative-sticky":
-        subscription["user_data"] = draw(st.none() | st.integers(-(2**31), 2**31 - 1).map(
-            lambda generation: encode_sticky_user_data({"previous_assignment": None, "generation": generation})))
+        generations = st.integers(-(2**31), 2**31 - 1)
+        previous = st.lists(st.fixed_dictionaries({"topic": st.text(max_size=8), "partitions": st.lists(
+            st.integers(0, 2**31 - 1), max_size=4)}), max_size=2)
+        subscription["user_data"] = draw(st.none() | st.builds(
+            lambda assignment, generation: encode_sticky_user_data(
+                {"previous_assignment": assignment, "generation": generation}),
+            st.none() | previous, generations))
     assignment_version = draw(st.sampled_from(CONSUMER_PROTOCOL_VERSIONS))
     member["subscription_raw"] = draw(st.just(b"") | st.just(encode_subscription(subscription, subscription_version)))
     member["assignment_raw"] = draw(st.just(b"") | assignment_strategy(assignment_version).map(
@@ -360,8 +366,7 @@ def test_group_metadata_kafkas_classes_do_not_decode_exactly_is_left_to_the_pure
         group_metadata("consumer", "sticky", encode_subscription(
             {"topics": ["orders"], "user_data": STICKY_V1_USER_DATA}, 1)),
         group_metadata("consumer", "cooperative-sticky", encode_subscription(
-            {"topics": ["orders"], "user_data": encode_sticky_user_data(
-                {"previous_assignment": None, "generation": 4}) + b"\x00"}, 1)),
+            {"topics": ["orders"], "user_data": b"\x00\x00\x04"}, 1)),  # too short for a generation
         group_metadata("consumer", "range", future_subscription),
         group_metadata("consumer", "range", SUBSCRIPTION_V3 + b"\x00"),  # trailing bytes, ignored by Kafka's client
         group_metadata("consumer", "range", b"\xff\xff" + SUBSCRIPTION_V3[2:]),  # negative version: undecoded
@@ -374,9 +379,29 @@ def test_group_metadata_kafkas_classes_do_not_decode_exactly_is_left_to_the_pure
     assert_decoded_as_the_pure_decoder_does(decoded, records)
     undecoded = {row["source_offset"]: row["group_metadata"]["value"]["members"][0]
                  for row in group_metadata_records(decoded).collect()}
-    assert undecoded[1]["subscription"]["sticky_user_data"]["generation"] == 4
+    assert undecoded[0]["subscription"]["sticky_user_data"]["generation"] == 4
+    assert undecoded[1]["subscription"]["user_data"] == b"\x00\x00\x04"
+    assert undecoded[1]["subscription"]["sticky_user_data"] is None
     assert undecoded[2]["subscription"]["version"] == 7
     assert undecoded[4]["undecoded"] and undecoded[6]["undecoded"]
+
+
+def test_librdkafkas_cooperative_sticky_user_data_is_decoded_in_the_jvm_as_the_pure_decoder_does(spark) -> None:  # type: ignore[no-untyped-def]
+    """librdkafka's cooperative-sticky assignor (confluent-kafka's) sends StickyAssignor's layout, the previous
+    assignment and then the generation; Kafka's CooperativeStickyAssignor reads a generation from the first four
+    bytes and ignores the rest, so both decoders give the topic count (1) where librdkafka meant generation 7."""
+    user_data = encode_sticky_user_data(
+        {"previous_assignment": [{"topic": "orders", "partitions": [0, 1, 2]}], "generation": 7})
+    subscription = encode_subscription({"topics": ["orders"], "user_data": user_data,
+                                        "owned_partitions": [{"topic": "orders", "partitions": [0, 1, 2]}],
+                                        "generation_id": 7, "rack_id": None}, 3)
+    records = [group_metadata("consumer", "cooperative-sticky", subscription)]
+    assert jvm_decoded(spark, GROUP_METADATA_UDF, records) == [True]
+    decoded = decode_raw_records(raw_frame(spark, records))
+    assert_decoded_as_the_pure_decoder_does(decoded, records)
+    [row] = group_metadata_records(decoded).collect()
+    sticky = row["group_metadata"]["value"]["members"][0]["subscription"]["sticky_user_data"]
+    assert (sticky["previous_assignment"], sticky["generation"]) == (None, 1)
 
 
 def test_group_metadata_kafka_would_not_write_back_identically_is_left_to_python_and_decoded_as_it_decodes(
