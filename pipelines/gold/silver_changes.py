@@ -150,7 +150,7 @@ def summarize(batch: DataFrame, touching: Column | None = None) -> BatchSummary:
     versions: dict[str, int] = {}
     groups: set[tuple[str, str]] = set()
     other = 0
-    # One row per (table, kind) without groups, per (table, kind, group) with: at most the touched groups' number.
+    # Collected: a row per (table, kind of change), and with ``touching`` per touched group too: few rows.
     keys = [F.col(SOURCE_TABLE), F.col(CHANGE_TYPE)] + ([touching.alias("_touched")] if touching is not None else [])
     for row in batch.groupBy(*keys).agg(F.count(F.lit(1)).alias("rows"), F.max(COMMIT_VERSION).alias("version")
                                         ).collect():
