@@ -13,7 +13,8 @@ import datetime as dt
 import decimal
 import json
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from cli.errors import CommandError, reported_as_command_errors
@@ -141,7 +142,21 @@ def _print_list(report: Any, unreadable: dict[str, str] | None = None) -> None:
         print(f"  {'':<34} parameters: {view.parameters}")
 
 
-def _run_embedded(args: argparse.Namespace, settings: Settings) -> QueryResult | None:
+class QueryTimer:
+    """Seconds spent answering the query itself (planning, reading, computing the rows)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def __call__(self, answer: Callable[[], QueryResult]) -> QueryResult:
+        started = time.perf_counter()
+        try:
+            return answer()
+        finally:
+            self.seconds = time.perf_counter() - started
+
+
+def _run_embedded(args: argparse.Namespace, settings: Settings, timer: QueryTimer) -> QueryResult | None:
     """The embedded engine's answer (or its list); never imports a SparkSession or starts a JVM."""
     from pipelines.embedded_sql import EmbeddedSqlError, open_catalog
 
@@ -150,7 +165,7 @@ def _run_embedded(args: argparse.Namespace, settings: Settings) -> QueryResult |
         _print_list(catalog.report, catalog.unreadable_tables)
         return None
     try:
-        return catalog.query(args.query, args.limit or None)
+        return timer(lambda: catalog.query(args.query, args.limit or None))
     except EmbeddedSqlError as exc:
         raise CommandError(f"sql: {exc}") from exc
 
@@ -161,17 +176,20 @@ def run(args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise CommandError(f"sql: --limit must be >= 0, got {args.limit}")
     settings = settings_from(args)
-    result = _run_embedded(args, settings) if args.engine == "delta-rs" else _run_spark(args, settings)
+    timer = QueryTimer()
+    result = _run_embedded(args, settings, timer) if args.engine == "delta-rs" else _run_spark(args, settings, timer)
     if result is None:  # --list printed
         return 0
     write_rows(sys.stdout, args.format, result.columns, result.rows)
     sys.stdout.flush()
     more = " (more rows: raise --limit, or 0 for all)" if result.truncated else ""
-    print(f"{len(result.rows)} rows{more}", file=sys.stderr)
+    # The query's own time, apart from the start-up (for Spark: the JVM and the catalog; a new JVM's first
+    # query still pays for its warm-up, which serve-sql pays once). bench/scale.py reads it.
+    print(f"{len(result.rows)} rows in {timer.seconds:.2f} s{more}", file=sys.stderr)
     return 0
 
 
-def _run_spark(args: argparse.Namespace, settings: Settings) -> QueryResult | None:
+def _run_spark(args: argparse.Namespace, settings: Settings, timer: QueryTimer) -> QueryResult | None:
     from pipelines import spark_session
     from pipelines.sql_views import error_line, quiet_query_context_logger, register_catalog, run_query
 
@@ -183,6 +201,6 @@ def _run_spark(args: argparse.Namespace, settings: Settings) -> QueryResult | No
             _print_list(report)
             return None
         try:
-            return run_query(spark, args.query, args.limit or None)
+            return timer(lambda: run_query(spark, args.query, args.limit or None))
         except Exception as exc:  # noqa: BLE001 - a bad query is one line, never a JVM stack
             raise CommandError(f"sql: {error_line(exc)}") from exc

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -51,7 +52,7 @@ def alpha_lag(sample) -> str:  # type: ignore[no-untyped-def]
 def test_sql_prints_a_views_answer_as_csv_json_or_an_aligned_table(offsetlake_sql, sample) -> None:  # type: ignore[no-untyped-def]
     code, out, err = offsetlake_sql("--format", "csv", alpha_lag(sample))
     assert code == 0 and out.splitlines() == ["group,total_lag", *[f"{sample.alpha},{n}" for n in (0, 100, 100)]]
-    assert err.strip() == "3 rows"
+    assert re.fullmatch(r"3 rows in \d+\.\d\d s", err.strip()), err  # and the query's own seconds
     code, out, _ = offsetlake_sql("--format", "json", alpha_lag(sample))
     assert [json.loads(line) for line in out.splitlines()] == [
         {"group": sample.alpha, "total_lag": n} for n in (0, 100, 100)]
@@ -64,7 +65,7 @@ def test_sql_prints_a_views_answer_as_csv_json_or_an_aligned_table(offsetlake_sq
 def test_sql_limits_the_rows_printed_and_says_there_were_more(offsetlake_sql, sample) -> None:  # type: ignore[no-untyped-def]
     code, out, err = offsetlake_sql("--format", "csv", "--limit", "2", alpha_lag(sample))
     assert code == 0 and len(out.splitlines()) == 3
-    assert err.strip() == "2 rows (more rows: raise --limit, or 0 for all)"
+    assert re.fullmatch(r"2 rows in \d+\.\d\d s \(more rows: raise --limit, or 0 for all\)", err.strip()), err
 
 
 def test_sql_time_travels_with_version_as_of(offsetlake_sql, sample) -> None:  # type: ignore[no-untyped-def]
@@ -125,7 +126,7 @@ def test_the_command_reports_an_unknown_table_in_one_line_without_a_jvm_stack(tm
 def test_the_delta_rs_engine_prints_the_known_answer_as_spark_prints_it_in_every_format(offsetlake_sql, sample) -> None:  # type: ignore[no-untyped-def]
     code, out, err = offsetlake_sql("--engine", "delta-rs", "--format", "csv", alpha_lag(sample))
     assert code == 0 and out.splitlines() == ["group,total_lag", *[f"{sample.alpha},{n}" for n in (0, 100, 100)]]
-    assert err.strip() == "3 rows"
+    assert re.fullmatch(r"3 rows in \d+\.\d\d s", err.strip()), err  # and the query's own seconds
     timeline = (f"SELECT * FROM dashboards.rebalance_timeline WHERE `group` = '{sample.alpha}' ORDER BY stable_at")
     for fmt in ("table", "csv", "json"):
         spark_out = offsetlake_sql("--format", fmt, timeline)[1]
@@ -138,7 +139,7 @@ def test_the_delta_rs_engine_limits_rows_and_lists_tables_and_views(offsetlake_s
 
     code, out, err = offsetlake_sql("--engine", "delta-rs", "--format", "csv", "--limit", "2", alpha_lag(sample))
     assert code == 0 and len(out.splitlines()) == 3
-    assert err.strip() == "2 rows (more rows: raise --limit, or 0 for all)"
+    assert re.fullmatch(r"2 rows in \d+\.\d\d s \(more rows: raise --limit, or 0 for all\)", err.strip()), err
     code, out, _ = offsetlake_sql("--engine", "delta-rs", "--list")
     assert code == 0 and "gold.rebalance_events" in out and "[unavailable" not in out
     for view in load_views():
