@@ -6,9 +6,14 @@ import argparse
 import datetime as dt
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cli.errors import CommandError, first_line, reported_as_command_errors
 from cli.settings_arg import settings_from
+from dashboard.data import MAX_CHARTED_GROUPS
+
+if TYPE_CHECKING:
+    from conf.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,11 +30,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "vl-convert-python) and the data are inline, nothing is fetched from the network, so it opens from "
             "disk anywhere. Tables are read with delta-rs (no SparkSession, fast), and the status table is the "
             "view dashboards.consumer_status_now answered by delta-rs's embedded SQL engine; a table delta-rs "
-            "cannot read is read with Spark instead. Run 'offsetlake gold' and 'offsetlake lag' first."
+            "cannot read is read with Spark instead. Run 'offsetlake gold' and 'offsetlake lag' first. "
+            f"The charts hold the {MAX_CHARTED_GROUPS} worst groups; every group is in the status table. With "
+            "--serve, instead of writing a file, the same page is served at http://HOST:PORT/ and each group's "
+            "name in the status table links to its own page (/group/<id>), built when opened from that group's "
+            "rows alone: how to look at any of 10,000 groups."
         ),
-        epilog="Example: offsetlake dashboard --out report.html --group billing --since 2026-11-01",
+        epilog="Examples: offsetlake dashboard --out report.html --group billing --since 2026-11-01; "
+               "offsetlake dashboard --serve --port 8050",
     )
-    parser.add_argument("--out", required=True, type=Path, help="the HTML file to write")
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--out", type=Path, help="the HTML file to write")
+    target.add_argument("--serve", action="store_true",
+                        help="serve the page over HTTP instead, with a page per group built on request (Ctrl-C stops)")
+    parser.add_argument("--host", default="127.0.0.1", help="with --serve: the address to bind (default 127.0.0.1; "
+                                                            "no authentication, so loopback unless a proxy guards it)")
+    parser.add_argument("--port", type=int, default=8050, help="with --serve: the port (default 8050; 0: any free one)")
     parser.add_argument("--group", action="append", default=[], metavar="G",
                         help="show only this group (repeat for several; default: every group)")
     parser.add_argument("--since", metavar="TIME",
@@ -59,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
 
     since = parse_since(args.since)
     settings = settings_from(args)
+    if args.serve:
+        return serve(args, settings, since)
     with reported_as_command_errors():
         try:
             report = build_dashboard(settings, args.out, groups=args.group, since=since, engine=args.engine)
@@ -80,4 +98,25 @@ def run(args: argparse.Namespace) -> int:
         print(f"dashboard: {view} unavailable, its part of the page is empty: {reason}", file=sys.stderr)
     if data.missing_tables:
         print(f"dashboard: not in the warehouse yet: {', '.join(data.missing_tables)}", file=sys.stderr)
+    return 0
+
+
+def serve(args: argparse.Namespace, settings: Settings, since: int | None) -> int:
+    from dashboard.serve import make_server
+
+    if args.group:
+        raise CommandError("dashboard: --group is for --out; served, every group has its page at /group/<id>")
+    try:
+        server = make_server(settings, args.host, args.port, since=since, engine=args.engine)
+    except OSError as exc:
+        raise CommandError(f"dashboard: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from exc
+    host, port = server.server_address[:2]
+    print(f"dashboard: serving {settings.warehouse_uri} at http://{host}:{port}/ (a page per group at "
+          f"/group/<id>; Ctrl-C stops)", file=sys.stderr, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("dashboard: stopped", file=sys.stderr)
+    finally:
+        server.server_close()
     return 0

@@ -16,20 +16,33 @@ page takes the view's rows instead of recomputing them: the status table is ``da
 Scale: the status table lists every group; the charts carry rows for the ``MAX_CHARTED_GROUPS`` worst
 groups only (a page of 10,000 groups' ownership timelines would be hundreds of megabytes and
 unreadable), and the page says how many groups were left out and that ``--group`` reaches them.
+The page is built in two reads (``dashboard/build.py``): first what ranks the groups (``RANKING_COLUMNS``:
+the status view, rebalances, tombstones and states, a few rows per group), then the charts' detail
+(``CHART_COLUMNS``: assignments, lag per partition and snapshot, membership, commit rate, the bulk of the
+warehouse) for the charted groups alone (``charted_groups``: the worst, while their detail rows fit
+``MAX_CHART_ROWS``), pushed down to the reader. At 10,000 groups the detail is millions of rows
+(bench/scale.py) that no page shows.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 Row = dict[str, Any]
 
-MAX_CHARTED_GROUPS = 500
-"""Groups whose rows the charts carry, worst first (every group is in the status table)."""
+MAX_CHARTED_GROUPS = 50
+"""Groups whose rows the charts carry, worst first (every group is in the status table). 500 made a page of
+89 MiB that headless Chromium took 31 s to draw, with 500 groups of bench/scale.py's mix (2026-11-29)."""
+MAX_CHART_ROWS = 25_000
+"""Detail rows (``CHART_COLUMNS``: assignments, lag per partition and snapshot, members, commit minutes) the
+charted groups may hold in all. A group of 1,000 partitions has ~18,000 lag points in 18 snapshots: at 10,000
+groups (bench/scale.py, 2026-11-29) the 50 worst were mostly such groups, a 238 MiB page that headless Chromium
+drew in 78 s; with 60,000 rows, 31.6 MiB drawn in 6.3 s. A group that does not fit is passed over (the worst one
+is always charted); its own page charts it (``--group``, ``--serve``: 12 MiB, 1.2 s served)."""
 
 # The columns each chart needs, per table: readers fetch only these (those a table has: an older
 # warehouse may lack a newer column, e.g. assignment_kind, and its rows then lack the key).
@@ -52,6 +65,12 @@ COLUMNS: dict[str, tuple[str, ...]] = {
                                 "partitions"),
     "silver.offset_commits": ("cluster_name", "group", "topic", "partition", "record_timestamp", "is_tombstone"),
 }
+
+RANKED_BY = ("gold.rebalance_events", "gold.group_state_history", "silver.offset_commits")
+"""The tables read for every group: what ranks the groups (rebalances, deletions), a few rows per group."""
+RANKING_COLUMNS = {name: columns for name, columns in COLUMNS.items() if name in RANKED_BY}
+CHART_COLUMNS = {name: columns for name, columns in COLUMNS.items() if name not in RANKED_BY}
+"""The tables read for the charted groups alone: the bulk of the warehouse (assignments, lag per partition...)."""
 
 STATUS_VIEW = "dashboards.consumer_status_now"
 VIEWS: tuple[str, ...] = (STATUS_VIEW,)
@@ -357,11 +376,11 @@ def status_rows(view_rows: Iterable[Row], filters: Filters, multi_cluster: bool 
 
 
 def rank_groups(status: Sequence[Row], rebalances: Sequence[Row], deletions: Sequence[Row],
-                max_charted: int = MAX_CHARTED_GROUPS) -> list[Row]:
+                max_charted: int = MAX_CHARTED_GROUPS, charted: Collection[str] | None = None) -> list[Row]:
     """Every group once, worst first: Burrow status, then rebalances (in the range shown), then lag.
 
     Each row is a status row plus ``rank`` (1 = worst), ``rebalances``, ``storms``, ``static_restarts``
-    and ``charted`` (whether the charts carry its rows: the ``max_charted`` worst).
+    and ``charted`` (whether the charts carry its rows: the ``max_charted`` worst, or those in ``charted``).
     """
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for p in rebalances:
@@ -378,13 +397,43 @@ def rank_groups(status: Sequence[Row], rebalances: Sequence[Row], deletions: Seq
         -STATUS_SEVERITY.get(s.get("burrow_status") or "", -1), -counts[s["group"]][0], -(s.get("total_lag") or 0),
         s["group"]))
     return [{**s, "rank": i + 1, "rebalances": counts[s["group"]][0], "storms": counts[s["group"]][1],
-             "static_restarts": counts[s["group"]][2], "charted": i < max_charted}
+             "static_restarts": counts[s["group"]][2],
+             "charted": i < max_charted if charted is None else s["group"] in charted}
             for i, s in enumerate(ranked)]
 
 
+def charted_groups(tables: dict[str, list[Row]], filters: Filters,
+                   detail_rows: Mapping[tuple[str, str], int] | None = None, max_charted: int = MAX_CHARTED_GROUPS,
+                   max_rows: int = MAX_CHART_ROWS) -> dict[str, str]:
+    """Label -> group id of the groups to chart, from ``RANKING_COLUMNS``' tables and the status view alone:
+    worst first as ``build_data`` ranks them, at most ``max_charted``, while their ``detail_rows`` (per cluster
+    and group: how many rows of ``CHART_COLUMNS``' tables it has) fit in ``max_rows``."""
+    keys = {(r["cluster_name"], r["group"]) for name in (*RANKED_BY, STATUS_VIEW) for r in tables.get(name) or []}
+    multi = len({cluster for cluster, _ in keys}) > 1
+    ids = {group_label(cluster, group, multi): group for cluster, group in keys}
+    rows = {group_label(cluster, group, multi): n for (cluster, group), n in (detail_rows or {}).items()}
+    ranked = rank_groups(status_rows(tables.get(STATUS_VIEW) or [], filters, multi),
+                         rebalance_points(tables.get("gold.rebalance_events") or [], filters, {}, multi),
+                         deletion_points(tables.get("silver.offset_commits") or [],
+                                         tables.get("gold.group_state_history") or [], filters, multi),
+                         max_charted=len(keys))
+    chosen: dict[str, str] = {}
+    total = 0
+    for g in ranked:
+        label = g["group"]
+        if len(chosen) == max_charted:
+            break
+        if label in ids and (not chosen or total + rows.get(label, 0) <= max_rows):
+            chosen[label] = ids[label]
+            total += rows.get(label, 0)
+    return chosen
+
+
 def build_data(tables: dict[str, list[Row]], filters: Filters, *, now: int, warehouse: str,
-               max_charted: int = MAX_CHARTED_GROUPS) -> DashboardData:
-    """Everything the page shows, from the rows of ``COLUMNS``' tables and ``VIEWS`` (absent ones count as empty)."""
+               max_charted: int = MAX_CHARTED_GROUPS, charted: Collection[str] | None = None) -> DashboardData:
+    """Everything the page shows, from the rows of ``COLUMNS``' tables and ``VIEWS`` (absent ones count as empty).
+
+    ``charted``: the labels of the groups to chart (``charted_groups``); default the ``max_charted`` worst."""
 
     def rows(name: str) -> list[Row]:
         return tables.get(name) or []
@@ -406,7 +455,7 @@ def build_data(tables: dict[str, list[Row]], filters: Filters, *, now: int, ware
     rebalances = rebalance_points(rows("gold.rebalance_events"), filters, names, multi)
     deletions = deletion_points(rows("silver.offset_commits"), rows("gold.group_state_history"), filters, multi)
     status = status_rows(rows(STATUS_VIEW), filters, multi)
-    groups = rank_groups(status, rebalances, deletions, max_charted)
+    groups = rank_groups(status, rebalances, deletions, max_charted, charted)
     rank = {g["group"]: g["rank"] for g in groups if g["charted"]}
 
     def of_charted(name: str) -> list[Row]:

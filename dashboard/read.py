@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -53,12 +53,13 @@ It becomes ``WHERE "is_tombstone"`` in the DataFusion query ``read_with_delta_rs
 
 
 def read_with_delta_rs(settings: Settings, name: str, columns: tuple[str, ...],
-                       filters: tuple[Filter, ...] = ()) -> list[Row]:
+                       filters: tuple[Filter, ...] = (), groups: Collection[str] | None = None) -> list[Row]:
     """The table's ``columns`` (those it has) through delta-rs's DataFusion engine (``deltalake.QueryBuilder``).
 
     Not ``DeltaTable.to_pyarrow_table``: that path refuses tables with deletion vectors (deltalake 1.6.6,
     shared/stack.md section 7), which the MERGE targets gold.committed_offsets and gold.offset_commit_rate
     have (pipelines/gold/committed_offsets.py); DataFusion applies them (a deleted row is not returned).
+    ``groups``: only these groups' rows (``WHERE "group" IN (...)``; the gold tables are laid out by group).
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -71,7 +72,10 @@ def read_with_delta_rs(settings: Settings, name: str, columns: tuple[str, ...],
     def quoted(column: str) -> str:
         return '"' + column.replace('"', '""') + '"'
 
-    where = " AND ".join(quoted(column) for column in filters)
+    conditions = [quoted(column) for column in filters]
+    if groups is not None:
+        conditions.append(group_condition(groups))
+    where = " AND ".join(conditions)
     sql = f"SELECT {', '.join(map(quoted, wanted)) or '*'} FROM t" + (f" WHERE {where}" if where else "")
     table = pa.RecordBatchReader.from_stream(QueryBuilder().register("t", delta).execute(sql)).read_all()
     for index, column in enumerate(table.schema):
@@ -81,8 +85,15 @@ def read_with_delta_rs(settings: Settings, name: str, columns: tuple[str, ...],
     return table.to_pylist()
 
 
+def group_condition(groups: Collection[str]) -> str:
+    """``"group" IN ('a', 'b')`` in DataFusion's SQL, quotes doubled; no group at all matches no row."""
+    if not groups:
+        return "FALSE"
+    return '"group" IN (' + ", ".join("'" + g.replace("'", "''") + "'" for g in sorted(groups)) + ")"
+
+
 def read_with_spark(spark: Any, settings: Settings, name: str, columns: tuple[str, ...],
-                    filters: tuple[Filter, ...] = ()) -> list[Row]:
+                    filters: tuple[Filter, ...] = (), groups: Collection[str] | None = None) -> list[Row]:
     from pyspark.sql import functions as F
 
     from pipelines.delta_tables import read_table
@@ -90,6 +101,8 @@ def read_with_spark(spark: Any, settings: Settings, name: str, columns: tuple[st
     frame = read_table(spark, settings, TABLES[name])
     for column in filters:
         frame = frame.where(F.col(column))
+    if groups is not None:
+        frame = frame.where(F.col("group").isin(sorted(groups)))
     return _collect_with_millis(frame, columns)
 
 
@@ -128,12 +141,14 @@ def read_view_with_spark(spark: Any, view: str) -> list[Row]:
 def read_tables(settings: Settings, wanted: dict[str, tuple[str, ...]], engine: str = "auto",
                 spark_factory: Callable[[], Any] | None = None,
                 filters: dict[str, tuple[Filter, ...]] | None = None,
-                views: tuple[str, ...] = ()) -> tuple[dict[str, list[Row]], ReadReport]:
+                views: tuple[str, ...] = (), groups: Collection[str] | None = None,
+                report: ReadReport | None = None) -> tuple[dict[str, list[Row]], ReadReport]:
     """Rows of each wanted table that exists in the warehouse (absent ones are left out of the result),
     and every row of each of ``views`` (``dashboards.<name>``) whose tables exist, under the view's name.
 
     ``filters``: per table, boolean columns whose true rows are the only ones read, pushed down by both
-    engines (e.g. only the tombstones of a table of every commit).
+    engines (e.g. only the tombstones of a table of every commit). ``groups``: only these groups' rows of every
+    wanted table (not of the views). ``report``: add to this report (a page read in two rounds).
 
     ``engine``: ``delta-rs`` (fail if it cannot), ``spark``, or ``auto`` (delta-rs, Spark per table
     when delta-rs refuses it). ``spark_factory`` builds the SparkSession only if one is needed.
@@ -141,7 +156,7 @@ def read_tables(settings: Settings, wanted: dict[str, tuple[str, ...]], engine: 
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     started = time.monotonic()
-    report = ReadReport()
+    report = report if report is not None else ReadReport()
     spark: Any = None
 
     def session() -> Any:
@@ -161,19 +176,71 @@ def read_tables(settings: Settings, wanted: dict[str, tuple[str, ...]], engine: 
             continue
         if engine in ("auto", "delta-rs"):
             try:
-                tables[name] = read_with_delta_rs(settings, name, columns, (filters or {}).get(name, ()))
+                tables[name] = read_with_delta_rs(settings, name, columns, (filters or {}).get(name, ()), groups)
                 report.engines[name] = "delta-rs"
                 continue
             except Exception as exc:  # noqa: BLE001 - e.g. DeltaProtocolError: an unsupported reader feature
                 if engine == "delta-rs":
                     raise
                 report.fallbacks[name] = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
-        tables[name] = read_with_spark(session(), settings, name, columns, (filters or {}).get(name, ()))
+        tables[name] = read_with_spark(session(), settings, name, columns, (filters or {}).get(name, ()), groups)
         report.engines[name] = "spark"
     if views:
         _read_views(settings, views, engine, session, tables, report)
-    report.seconds = time.monotonic() - started
+    report.seconds += time.monotonic() - started
     return tables, report
+
+
+def count_rows_by_group(settings: Settings, names: Collection[str], engine: str = "auto",
+                       spark_factory: Callable[[], Any] | None = None,
+                       groups: Collection[str] | None = None) -> dict[tuple[str, str], int]:
+    """Rows per (cluster, group) in all of ``names``' tables that exist: what charting each group would read.
+
+    Two columns scanned and one row per group returned, where reading the rows themselves would bring millions
+    into Python at 10,000 groups. delta-rs unless it refuses a table (``engine`` as for ``read_tables``)."""
+    counts: dict[tuple[str, str], int] = {}
+    spark: Any = None
+    for name in names:
+        if not table_exists(settings, TABLES[name]):
+            continue
+        rows: list[Row] | None = None
+        if engine in ("auto", "delta-rs"):
+            try:
+                rows = _count_with_delta_rs(settings, name, groups)
+            except Exception:  # noqa: BLE001 - e.g. DeltaProtocolError: read_tables reports the same refusal
+                if engine == "delta-rs":
+                    raise
+        if rows is None:
+            if spark is None:
+                from pipelines.spark_session import build_spark_session
+
+                spark = spark_factory() if spark_factory is not None else build_spark_session(settings)
+            rows = _count_with_spark(spark, settings, name, groups)
+        for r in rows:
+            key = (r["cluster_name"], r["group"])
+            counts[key] = counts.get(key, 0) + int(r["n"])
+    return counts
+
+
+def _count_with_delta_rs(settings: Settings, name: str, groups: Collection[str] | None) -> list[Row]:
+    import pyarrow as pa
+    from deltalake import DeltaTable, QueryBuilder
+
+    delta = DeltaTable(table_path(settings, TABLES[name]), storage_options=dict(settings.storage.delta_rs) or None)
+    where = f" WHERE {group_condition(groups)}" if groups is not None else ""
+    sql = f'SELECT "cluster_name", "group", count(*) AS n FROM t{where} GROUP BY "cluster_name", "group"'
+    return pa.RecordBatchReader.from_stream(QueryBuilder().register("t", delta).execute(sql)).read_all().to_pylist()
+
+
+def _count_with_spark(spark: Any, settings: Settings, name: str, groups: Collection[str] | None) -> list[Row]:
+    from pyspark.sql import functions as F
+
+    from pipelines.delta_tables import read_table
+
+    frame = read_table(spark, settings, TABLES[name])
+    if groups is not None:
+        frame = frame.where(F.col("group").isin(sorted(groups)))
+    return [r.asDict() for r in frame.groupBy("cluster_name", "group").agg(F.count("*").alias("n")).collect()]
 
 
 def _read_views(settings: Settings, views: tuple[str, ...], engine: str, session: Callable[[], Any],

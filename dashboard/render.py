@@ -20,6 +20,8 @@ from __future__ import annotations
 import functools
 import html
 import json
+import urllib.parse
+from dataclasses import dataclass
 from typing import Any
 
 import altair as alt
@@ -308,7 +310,7 @@ _PAGE = """<!DOCTYPE html>
 </head>
 <body data-rendered="false">
 <h1>offsetlake: consumer groups</h1>
-<div class="meta">{meta}</div>
+<div class="meta">{meta}</div>{home}
 <div id="errors"></div>
 <div id="picker"></div>
 <p class="note">{picker_note}</p>
@@ -336,6 +338,20 @@ end-offset snapshots">max lag, s (interpolated)</th>
 """
 
 
+@dataclass(frozen=True)
+class PageLinks:
+    """Where a served page links (``dashboard/serve.py``): each group's own page, and the summary page.
+
+    ``group`` is a format with one ``{}`` for the URL-quoted group id. A written file has none: its groups have
+    no page of their own until ``--group`` writes one."""
+
+    group: str = "/group/{}"
+    home: str = "/"
+
+    def of(self, group: str) -> str:
+        return self.group.format(urllib.parse.quote(group, safe=""))
+
+
 def _lag_seconds(seconds: float | None, unknown: int) -> str:
     """Partitions an estimator cannot age are lagging all the same: never "0 s" for them."""
     if unknown > 0:
@@ -343,13 +359,13 @@ def _lag_seconds(seconds: float | None, unknown: int) -> str:
     return "–" if seconds is None else f"{seconds:.1f} s"
 
 
-def _status_rows(data: DashboardData) -> str:
+def _status_rows(data: DashboardData, links: PageLinks | None = None) -> str:
     if not data.groups:
         return '<tr><td colspan="12" class="empty">No groups in the warehouse.</td></tr>'
     out = []
     for g in data.groups:
         cells = [
-            (str(g["rank"]), "num"), (g["group"], ""), None, (g.get("state") or "–", ""),
+            (str(g["rank"]), "num"), (g["group"], "group"), None, (g.get("state") or "–", ""),
             ("–" if g.get("members") is None else str(g["members"]), "num"),
             (f"{g['rebalances']}" + (f" ({g['static_restarts']} static restarts)" if g["static_restarts"] else ""),
              "num"),
@@ -370,7 +386,14 @@ def _status_rows(data: DashboardData) -> str:
                            f'{html.escape(status or "no lag data")}</span></td>')
             else:
                 text, cls = cell
-                tds.append(f'<td class="{cls}">{html.escape(text)}</td>' if cls else f"<td>{html.escape(text)}</td>")
+                if cls == "group":
+                    linked = html.escape(text) if links is None else \
+                        f'<a href="{html.escape(links.of(text))}">{html.escape(text)}</a>'
+                    tds.append(f"<td>{linked}</td>")
+                elif cls:
+                    tds.append(f'<td class="{cls}">{html.escape(text)}</td>')
+                else:
+                    tds.append(f"<td>{html.escape(text)}</td>")
         hidden = "" if g["rank"] <= TABLE_ROWS else " hidden"
         out.append(f'<tr class="status-row" data-group="{html.escape(g["group"])}"{hidden}>{"".join(tds)}</tr>')
     return "\n".join(out)
@@ -389,8 +412,11 @@ def _code_in_script(code: str) -> str:
     return code
 
 
-def render_html(data: DashboardData, filters_text: str = "", bundle: VegaBundle | None = None) -> str:
-    """The page for ``data``: pure but for the Vega bundle, built once per process (``dashboard/vega.py``)."""
+def render_html(data: DashboardData, filters_text: str = "", bundle: VegaBundle | None = None,
+                links: PageLinks | None = None) -> str:
+    """The page for ``data``: pure but for the Vega bundle, built once per process (``dashboard/vega.py``).
+
+    ``links``: the page is served (``offsetlake dashboard --serve``): each group's name links to its own page."""
     bundle = bundle or vega_bundle()
     meta = [f"generated {when(data.generated_at)}", f"warehouse {data.warehouse}"]
     if data.data_end is not None:
@@ -409,9 +435,13 @@ def render_html(data: DashboardData, filters_text: str = "", bundle: VegaBundle 
                    "for details.")
     if charted < data.groups_total:
         picker_note += (f" The charts hold the {charted} worst of {data.groups_total} groups; "
-                        "narrow with --group to chart the others.")
+                        + ("click a group's name in the status table for its own page."
+                           if links is not None else "narrow with --group to chart the others."))
+    home = "" if links is None or not filters_text else \
+        f'<p class="note"><a href="{html.escape(links.home)}">← every group</a></p>'
     return _PAGE.format(
         css=_CSS, meta=html.escape(" · ".join(meta)), picker_note=html.escape(picker_note),
         shown=min(TABLE_ROWS, data.groups_total), total=data.groups_total, limit=TABLE_ROWS,
-        rows=_status_rows(data), notice=html.escape(bundle.notice), spec=_json_in_script(dashboard_spec(data)),
+        rows=_status_rows(data, links), home=home, notice=html.escape(bundle.notice),
+        spec=_json_in_script(dashboard_spec(data)),
         bundle=_code_in_script(bundle.script), glue=_GLUE)

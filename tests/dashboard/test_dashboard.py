@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
+import re
 import struct
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +38,7 @@ from dashboard.data import (
     build_data,
 )
 from dashboard.read import read_tables
+from dashboard.serve import make_server
 from tests.dashboard.devtools import Browser, Tab, wait_for
 from tests.dashboard.sample_warehouse import PARTITIONS
 
@@ -382,3 +389,42 @@ def test_the_cli_writes_the_page_and_says_what_it_holds(sample, tmp_path, monkey
     assert (f"wrote {out} (2 groups, 5 rebalances and static restarts, 16 lag points, 8 partitions; "
             "the 2 worst groups charted)") in capsys.readouterr().err
     assert out.is_file()
+
+
+@pytest.mark.broker
+@pytest.mark.spark
+def test_served_every_group_links_to_its_own_page_built_on_request_from_its_rows_alone(sample, tab) -> None:  # type: ignore[no-untyped-def]
+    lines: list[str] = []
+    server = make_server(sample.settings, "127.0.0.1", 0, engine="delta-rs", log=lines.append)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        summary = urllib.request.urlopen(base + "/", timeout=60).read().decode()
+        linked = set(re.findall(r'<a href="/group/([^"]+)">', summary))
+        assert {sample.alpha, sample.beta, sample.omega} <= {urllib.parse.unquote(g) for g in linked}
+
+        alpha = urllib.request.urlopen(f"{base}/group/{urllib.parse.quote(sample.alpha, safe='')}", timeout=60)
+        page = alpha.read().decode()
+        spec = json.loads(re.search(r'<script type="application/json" id="dashboard-spec">(.*?)</script>', page,
+                                    re.S).group(1))
+        # alpha's page: its status row, and its rows alone in every chart's data (4 partitions, 4 rebalances)
+        assert re.findall(r'data-group="([^"]*)"', page) == [sample.alpha]
+        assert {r["group"] for rows in spec["datasets"].values() for r in rows} == {sample.alpha}
+        assert {(r["topic"], r["partition"]) for r in spec["datasets"]["ownership"]} == {
+            (sample.topic, p) for p in range(PARTITIONS)}
+        assert len([r for r in spec["datasets"]["rebalances"] if r["kind"] == "rebalance"]) == 4
+        assert '<a href="/">' in page
+
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(base + "/group/no-such-group", timeout=60)
+        assert missing.value.code == 404 and "no group 'no-such-group'" in missing.value.read().decode()
+
+        # and it draws in a browser, as the written page does
+        tab.navigate(f"{base}/group/{urllib.parse.quote(sample.alpha, safe='')}", READY)
+        assert tab.evaluate("document.body.getAttribute('data-rendered')") == "true" and tab.errors() == []
+    finally:
+        server.shutdown()
+        server.server_close()
+    # one line per page with its status and time (Chromium may also ask for /favicon.ico: a 404)
+    assert [line.split(" (")[0] for line in lines[:3]] == [
+        "dashboard: GET / 200", f"dashboard: GET /group/{sample.alpha} 200", "dashboard: GET /group/no-such-group 404"]

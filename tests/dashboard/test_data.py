@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from dashboard.data import (
+    CHART_COLUMNS,
     COLUMNS,
     OWNED,
     OWNER_STOPPING,
@@ -15,6 +16,7 @@ from dashboard.data import (
     VIEWS,
     Filters,
     build_data,
+    charted_groups,
     commit_rate_points,
     deletion_points,
     lag_points,
@@ -168,6 +170,52 @@ def test_the_charts_carry_only_the_worst_groups_rows_each_with_its_rank() -> Non
     assert [(g["group"], g["charted"]) for g in data.groups] == [("b", True), ("c", True), ("a", False)]
     assert {(p["group"], p["rank"]) for p in data.rebalances} == {("b", 1), ("c", 2)}
     assert data.groups_total == 3 and data.data_end == T0 + 3 * S
+
+
+def test_the_charts_detail_of_the_charted_groups_alone_draws_the_same_page_as_all_of_it() -> None:
+    """build.py reads assignments, lag, membership and commit rate only for ``charted_groups``: nothing charted
+    may depend on another group's detail rows."""
+    unknown = ("state", "generation", "members", "last_commit_at", "committed_partitions", "lagging_partitions",
+               "max_lag_seconds_interpolated", "lag_seconds_unknown_interpolated",
+               "max_lag_seconds_message_timestamp", "lag_seconds_unknown_message_timestamp", "partitions_not_ok",
+               "lag_snapshot_time")
+    tables = {
+        "gold.rebalance_events": [event(g, n, T0 + n * S) for g, count in (("a", 1), ("b", 3), ("c", 2))
+                                  for n in range(1, count + 1)],
+        STATUS_VIEW: [{"cluster_name": "c", "group": g, "burrow_status": status, "total_lag": lag,
+                       **dict.fromkeys(unknown)}
+                      for g, status, lag in (("a", "ERR", 50), ("b", "OK", 0), ("c", "OK", 0), ("d", "OK", 9))],
+        "gold.partition_assignments": [assignment(g, p, f"{g}-1", 1, T0, None) for g in "abcd" for p in range(2)],
+        "gold.consumer_lag": [lag_row(g, 1, p, 5, 10) for g in "abcd" for p in range(2)],
+    }
+
+    ranking = {k: v for k, v in tables.items() if k not in CHART_COLUMNS}
+    charted = charted_groups(ranking, Filters(), max_charted=2)
+
+    # The ERR group first, then the one with most rebalances; d (no rebalance, lag 9) and c are left out.
+    assert charted == {"a": "a", "b": "b"}
+    pruned = {name: [r for r in rows if name not in CHART_COLUMNS or r["group"] in charted.values()]
+              for name, rows in tables.items()}
+    whole = build_data(tables, Filters(), now=T0, warehouse="w", max_charted=2)
+    read_in_two = build_data(pruned, Filters(), now=T0, warehouse="w", charted=set(charted))
+    assert read_in_two.ownership == whole.ownership and read_in_two.lag == whole.lag
+    assert read_in_two.rebalances == whole.rebalances and read_in_two.groups == whole.groups
+    assert {p["group"] for p in whole.ownership} == {"a", "b"}
+
+
+def test_a_group_with_more_detail_rows_than_the_page_holds_is_passed_over_for_smaller_ones() -> None:
+    sizes = (("a", 4), ("big", 3), ("c", 2), ("d", 1))  # rebalances: the order of the ranking
+    tables = {"gold.rebalance_events": [event(g, n, T0 + n * S) for g, count in sizes for n in range(1, count + 1)]}
+    rows = {("c", "a"): 300, ("c", "big"): 18_000, ("c", "c"): 500, ("c", "d"): 400}
+
+    # a (worst) and c fit in 1,000 rows; big does not, d would exceed it after c
+    assert list(charted_groups(tables, Filters(), rows, max_rows=1000)) == ["a", "c"]
+    # the worst group is charted whatever its size: its page must chart it
+    assert list(charted_groups(tables, Filters(groups=("big",)), rows, max_rows=1000)) == ["big"]
+    data = build_data(tables, Filters(), now=T0, warehouse="w", charted={"a", "c"})
+    assert [(g["group"], g["charted"]) for g in data.groups] == [("a", True), ("big", False), ("c", True),
+                                                                ("d", False)]
+    assert {p["group"] for p in data.rebalances} == {"a", "c"}
 
 
 def test_the_status_view_takes_the_latest_state_the_current_members_and_the_newest_snapshot(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conf.settings import Settings
-from dashboard.read import read_with_delta_rs
+from dashboard.read import count_rows_by_group, read_with_delta_rs, read_with_spark
 from pipelines.delta_tables import ensure_table, evolve_table, table_path
 from pipelines.gold import committed_offsets
 
@@ -82,3 +82,25 @@ def test_a_table_made_before_gets_the_specs_properties(spark, tmp_path) -> None:
 
     properties = DeltaTable.forPath(spark, path).detail().collect()[0]["properties"]
     assert properties.get("delta.enableDeletionVectors") == "true"
+
+
+def test_a_group_filter_keeps_only_those_groups_rows_in_both_readers(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The dashboard reads the charts' detail for its charted groups alone; a quote in a name stays a name."""
+    settings = Settings(cluster_name="c", warehouse=str(tmp_path / "warehouse"))
+    spec = committed_offsets.TABLE
+    path = str(ensure_table(spark, settings, spec))
+    rows = [{**_row(p, 10 * p), "group": group} for p, group in enumerate(("billing", "o'brien", "search", "billing"))]
+    spark.createDataFrame([tuple(r.get(f.name) for f in spec.schema.fields) for r in rows], spec.schema) \
+        .write.format("delta").mode("append").save(path)
+
+    for read in (lambda **kw: read_with_delta_rs(settings, spec.name, ("group", "partition"), **kw),
+                 lambda **kw: read_with_spark(spark, settings, spec.name, ("group", "partition"), **kw)):
+        assert sorted((r["group"], r["partition"]) for r in read(groups=("billing", "o'brien"))) == [
+            ("billing", 0), ("billing", 3), ("o'brien", 1)]
+        assert read(groups=()) == []
+    # what charting each group would read, counted without reading the rows, by both engines
+    for engine in ("delta-rs", "spark"):
+        assert count_rows_by_group(settings, [spec.name], engine, spark_factory=lambda: spark) == {
+            ("c", "billing"): 2, ("c", "o'brien"): 1, ("c", "search"): 1}
+        assert count_rows_by_group(settings, [spec.name], engine, lambda: spark, groups=["search"]) == {
+            ("c", "search"): 1}
