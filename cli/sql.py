@@ -1,8 +1,11 @@
 """``offsetlake sql``: run Spark SQL against the warehouse, with its tables and the dashboard views in the catalog.
 
-Two engines answer it: Spark (``pipelines/sql_views.py``, the default) and, without a JVM, delta-rs's embedded
-DataFusion (``pipelines/embedded_sql.py``), which reads the same Spark SQL through sqlglot. Both return rows in
-the same Python types, so ``--format`` prints the same text whichever answered.
+Two engines answer it: Spark (``pipelines/sql_views.py``) and, without a JVM, delta-rs's embedded DataFusion
+(``pipelines/embedded_sql.py``), which reads the same Spark SQL through sqlglot. Both return rows in the same
+Python types, so ``--format`` prints the same text whichever answered. The default, ``auto``, asks the
+embedded engine first and Spark when it cannot answer (time travel, DESCRIBE, a Spark-only function, a table
+delta-rs refuses, a failing query): a typical question at 10,000 groups takes 0.05-0.55 s there against
+6.7-8.9 s for the first query of a new Spark JVM, which also takes ~10 s to start (bench/scale.py, 2026-11-29).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ if TYPE_CHECKING:
     from pipelines.sql_views import QueryResult
 
 FORMATS = ("table", "csv", "json")
-ENGINES = ("spark", "delta-rs")
+ENGINES = ("auto", "spark", "delta-rs")
 DEFAULT_LIMIT = 1000
 
 
@@ -41,12 +44,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "SELECT ... FROM gold.partition_assignments VERSION AS OF 3 (or TIMESTAMP AS OF '...'); "
             "DESCRIBE HISTORY gold.partition_assignments lists the versions. Quote the column `group` and "
             "`partition` with backticks. --list shows every table and view with what it answers. "
-            "--engine delta-rs answers the same tables, views and Spark SQL queries without a JVM "
-            "(delta-rs's embedded DataFusion, the query translated by sqlglot): in seconds where Spark "
-            "needs tens of seconds or more to start, so use it on a small installation or for a quick look at the "
-            "views. Use the default, spark, for time travel (VERSION AS OF), DESCRIBE HISTORY, Spark-only "
-            "functions (mode, lambdas such as filter(a, x -> ...)), or a warehouse larger than this machine's "
-            "memory."
+            "By default (--engine auto) a query is answered without a JVM by delta-rs's embedded DataFusion "
+            "(the Spark SQL translated by sqlglot), in a second where Spark needs tens of seconds to start, "
+            "and by Spark when the embedded engine cannot answer it: time travel (VERSION AS OF), DESCRIBE "
+            "HISTORY, Spark-only functions (mode, lambdas such as filter(a, x -> ...)), a table delta-rs "
+            "refuses; a line on stderr says so. --engine spark always asks Spark: use it for a query whose "
+            "result or sort does not fit in this machine's memory (DataFusion holds it in memory, Spark "
+            "spills to disk). --engine delta-rs never starts a JVM."
         ),
         epilog=(
             "Examples: offsetlake sql --list; offsetlake sql \"SELECT * FROM dashboards.consumer_status_now\"; "
@@ -61,9 +65,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
                         help=f"print at most N rows (default {DEFAULT_LIMIT}; 0 for all)")
     parser.add_argument("--list", action="store_true", help="list the tables and views with their descriptions")
-    parser.add_argument("--engine", choices=ENGINES, default="spark",
-                        help="spark (default: every Spark SQL feature, starts a JVM) or delta-rs (no JVM, answers "
-                             "in seconds; queries only, no time travel or DESCRIBE)")
+    parser.add_argument("--engine", choices=ENGINES, default="auto",
+                        help="auto (default: delta-rs when it can answer, else Spark), spark (every Spark SQL "
+                             "feature, starts a JVM) or delta-rs (no JVM; queries only, no time travel or DESCRIBE)")
     parser.set_defaults(run=run)
 
 
@@ -177,7 +181,19 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"sql: --limit must be >= 0, got {args.limit}")
     settings = settings_from(args)
     timer = QueryTimer()
-    result = _run_embedded(args, settings, timer) if args.engine == "delta-rs" else _run_spark(args, settings, timer)
+    if args.engine == "spark":
+        result = _run_spark(args, settings, timer)
+    elif args.engine == "delta-rs":
+        result = _run_embedded(args, settings, timer)
+    else:
+        try:
+            result = _run_embedded(args, settings, timer)
+        except CommandError as refused:
+            # Spark's answer, or its error alone: a wrong query is one line either way (the embedded engine's
+            # refusal is said only once Spark has answered in its place).
+            result = _run_spark(args, settings, timer)
+            reason = str(refused).removeprefix("sql: ")
+            print(f"sql: answered by Spark: the embedded engine could not ({reason})", file=sys.stderr)
     if result is None:  # --list printed
         return 0
     write_rows(sys.stdout, args.format, result.columns, result.rows)

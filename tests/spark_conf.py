@@ -96,8 +96,9 @@ class ClassArchive:
 
         def dump() -> None:
             try:
-                subprocess.run([sys.executable, "-m", "cli.main", "sql", "SELECT 1"], env=env, cwd=warehouse,
-                               capture_output=True, timeout=300)
+                # --engine spark: the default (auto) answers SELECT 1 without starting a JVM
+                subprocess.run([sys.executable, "-m", "cli.main", "sql", "--engine", "spark", "SELECT 1"], env=env,
+                               cwd=warehouse, capture_output=True, timeout=300)
             except (OSError, subprocess.SubprocessError):
                 pass  # no archive: the CLI JVMs run as they did
             finally:

@@ -50,13 +50,13 @@ def alpha_lag(sample) -> str:  # type: ignore[no-untyped-def]
 
 
 def test_sql_prints_a_views_answer_as_csv_json_or_an_aligned_table(offsetlake_sql, sample) -> None:  # type: ignore[no-untyped-def]
-    code, out, err = offsetlake_sql("--format", "csv", alpha_lag(sample))
+    code, out, err = offsetlake_sql("--engine", "spark", "--format", "csv", alpha_lag(sample))
     assert code == 0 and out.splitlines() == ["group,total_lag", *[f"{sample.alpha},{n}" for n in (0, 100, 100)]]
     assert re.fullmatch(r"3 rows in \d+\.\d\d s", err.strip()), err  # and the query's own seconds
-    code, out, _ = offsetlake_sql("--format", "json", alpha_lag(sample))
+    code, out, _ = offsetlake_sql("--engine", "spark", "--format", "json", alpha_lag(sample))
     assert [json.loads(line) for line in out.splitlines()] == [
         {"group": sample.alpha, "total_lag": n} for n in (0, 100, 100)]
-    code, out, _ = offsetlake_sql(alpha_lag(sample))
+    code, out, _ = offsetlake_sql("--engine", "spark", alpha_lag(sample))
     lines = out.splitlines()
     assert lines[0].split() == ["group", "total_lag"] and set(lines[1].replace(" ", "")) == {"-"}
     assert lines[2:] == [f"{sample.alpha}  {n:>9}" for n in (0, 100, 100)]  # numbers right-aligned
@@ -72,7 +72,11 @@ def test_sql_time_travels_with_version_as_of(offsetlake_sql, sample) -> None:  #
     version = sample.first_versions["gold.group_membership"]
     query = (f"SELECT count(*) AS members FROM gold.group_membership VERSION AS OF {version} "
              f"WHERE `group` = '{sample.beta}'")
-    assert offsetlake_sql("--format", "csv", query)[:2] == (0, "members\n0\n")
+    code, out, err = offsetlake_sql("--format", "csv", query)
+    assert (code, out) == (0, "members\n0\n")
+    # the default engine (auto) handed it to Spark, and says why
+    assert "sql: answered by Spark: the embedded engine could not (time travel (VERSION AS OF / TIMESTAMP AS OF) " \
+           "needs --engine spark)" in err.splitlines()
 
 
 def test_sql_list_names_every_table_and_view_with_its_description(offsetlake_sql) -> None:  # type: ignore[no-untyped-def]
@@ -129,7 +133,7 @@ def test_the_delta_rs_engine_prints_the_known_answer_as_spark_prints_it_in_every
     assert re.fullmatch(r"3 rows in \d+\.\d\d s", err.strip()), err  # and the query's own seconds
     timeline = (f"SELECT * FROM dashboards.rebalance_timeline WHERE `group` = '{sample.alpha}' ORDER BY stable_at")
     for fmt in ("table", "csv", "json"):
-        spark_out = offsetlake_sql("--format", fmt, timeline)[1]
+        spark_out = offsetlake_sql("--engine", "spark", "--format", fmt, timeline)[1]
         assert offsetlake_sql("--engine", "delta-rs", "--format", fmt, timeline)[1] == spark_out, fmt
         assert len(spark_out.splitlines()) >= 4  # alpha's four rebalances (and a header)
 
@@ -157,11 +161,13 @@ def test_a_bad_query_with_the_delta_rs_engine_is_one_line(offsetlake_sql) -> Non
         assert err.startswith(start), err
 
 
-def test_the_delta_rs_engine_answers_with_no_java_to_start(sample, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_delta_rs_engine_and_the_default_answer_with_no_java_to_start(sample, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """JAVA_HOME points nowhere and PATH holds no java: a JVM could not start, and the answer still comes."""
     env = {"PYTHONPATH": str(ROOT), "OFFSETLAKE_WAREHOUSE": str(sample.settings.warehouse_path),
            "JAVA_HOME": str(tmp_path / "no-java"), "PATH": str(tmp_path), "HOME": str(tmp_path)}
-    result = subprocess.run([sys.executable, "-m", "cli.main", "sql", "--engine", "delta-rs", "--format", "csv",
-                             alpha_lag(sample)], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == ["group,total_lag", *[f"{sample.alpha},{n}" for n in (0, 100, 100)]]
+    for engine in (["--engine", "delta-rs"], []):
+        result = subprocess.run([sys.executable, "-m", "cli.main", "sql", *engine, "--format", "csv",
+                                 alpha_lag(sample)], capture_output=True, text=True, cwd=tmp_path, env=env,
+                                timeout=120)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines() == ["group,total_lag", *[f"{sample.alpha},{n}" for n in (0, 100, 100)]]
