@@ -21,9 +21,12 @@ What it does, on the embedded broker, each step in processes of its own as a use
    Chromium (``--dump-dom``, minus the same browser on an empty page);
 6. **dashboard --serve**: the summary page, then a 1,000-partition group's own page, each fetched and timed;
 7. **queries**: the five typical questions over ``offsetlake serve-sql`` (a warm Spark, PyHive; each asked
-   twice), then through ``offsetlake sql`` with Spark and with delta-rs, each in a process of its own: the
+   twice), then through ``offsetlake sql`` as it answers by default (``--engine auto``: delta-rs's embedded
+   engine, Spark when it cannot) and with ``--engine spark`` (a new JVM), each in a process of its own: the
    query's own time (printed by ``offsetlake sql`` apart from the engine's start-up) and the process's. The
-   lag question's answer is checked by eye against the planned lagging groups, printed at the end.
+   lag question's answer is checked by eye against the planned lagging groups, printed at the end. The last
+   line's slowest query is the slowest of the default paths (``offsetlake sql``, serve-sql's first answer);
+   ``--engine spark``'s, mostly its new JVM's warm-up, is printed beside it.
 
 Memory: the process tree (this script, the broker's JVM, each command's Python driver, Spark's JVM, Spark's
 Python workers) is sampled every 0.2 s with psutil; each step's peak of the sum and of each kind of process
@@ -474,7 +477,9 @@ def main() -> None:
     queries = typical_queries(plan, end_ms)
     slowest_by = {"serve-sql (first answer)": served_queries(queries, env, log, step)}
     for query in queries:
-        for engine in ("spark", "delta-rs"):
+        # auto: what `offsetlake sql` does by default (the embedded engine, Spark when it cannot answer);
+        # spark: the same question in a new Spark JVM, as --engine spark asks it.
+        for engine in ("auto", "spark"):
             started = time.perf_counter()
             rows, own, wall = run_query(query, engine, env, log)
             path = f"offsetlake sql --engine {engine}"
@@ -488,7 +493,9 @@ def main() -> None:
         print(f"{s.name[:72]:<72} {s.seconds:9.1f} {s.memory.total / GIB:9.2f}")
     print(f"whole run: {describe_memory(sampler.whole)}; load {load_text()}; logs in {log}")
     print("slowest query: " + "; ".join(f"{path} {seconds:.2f} s" for path, seconds in slowest_by.items()))
-    slowest = max(slowest_by.values())
+    # Issue 17's figure: the slowest answer a user waits for on the default paths (offsetlake sql, serve-sql);
+    # --engine spark's first query in a new JVM is printed above and beside, not in it.
+    slowest = max(seconds for path, seconds in slowest_by.items() if "--engine spark" not in path)
     if not args.keep and not args.reuse:
         shutil.rmtree(work, ignore_errors=True)
     print(f"scale: {args.groups:,} groups, {assignments:,} assignment rows, {commits:,} commits, "
