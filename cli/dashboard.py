@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli.errors import CommandError, first_line, reported_as_command_errors
 from cli.settings_arg import settings_from
-from dashboard.data import MAX_CHARTED_GROUPS
+from dashboard.data import MAX_CHART_ROWS, MAX_CHARTED_GROUPS
 
 if TYPE_CHECKING:
     from conf.settings import Settings
@@ -31,7 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "disk anywhere. Tables are read with delta-rs (no SparkSession, fast), and the status table is the "
             "view dashboards.consumer_status_now answered by delta-rs's embedded SQL engine; a table delta-rs "
             "cannot read is read with Spark instead. Run 'offsetlake gold' and 'offsetlake lag' first. "
-            f"The charts hold the {MAX_CHARTED_GROUPS} worst groups; every group is in the status table. With "
+            f"The charts hold at most the {MAX_CHARTED_GROUPS} worst groups whose rows fit in {MAX_CHART_ROWS:,} "
+            "(a group too big for the page is passed over); every group is in the status table. With "
             "--serve, instead of writing a file, the same page is served at http://HOST:PORT/ and each group's "
             "name in the status table links to its own page (/group/<id>), built when opened from that group's "
             "rows alone: how to look at any of 10,000 groups."
@@ -106,11 +108,18 @@ def serve(args: argparse.Namespace, settings: Settings, since: int | None) -> in
 
     if args.group:
         raise CommandError("dashboard: --group is for --out; served, every group has its page at /group/<id>")
+    if not 0 <= args.port <= 65535:
+        raise CommandError(f"dashboard: --port must be between 0 and 65535, got {args.port}")
     try:
         server = make_server(settings, args.host, args.port, since=since, engine=args.engine)
     except OSError as exc:
         raise CommandError(f"dashboard: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from exc
     host, port = server.server_address[:2]
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM (a service manager, kill) stops it as Ctrl-C does
+
+    signal.signal(signal.SIGTERM, stop)
     print(f"dashboard: serving {settings.warehouse_uri} at http://{host}:{port}/ (a page per group at "
           f"/group/<id>; Ctrl-C stops)", file=sys.stderr, flush=True)
     try:

@@ -59,7 +59,8 @@ def read_with_delta_rs(settings: Settings, name: str, columns: tuple[str, ...],
     Not ``DeltaTable.to_pyarrow_table``: that path refuses tables with deletion vectors (deltalake 1.6.6,
     shared/stack.md section 7), which the MERGE targets gold.committed_offsets and gold.offset_commit_rate
     have (pipelines/gold/committed_offsets.py); DataFusion applies them (a deleted row is not returned).
-    ``groups``: only these groups' rows (``WHERE "group" IN (...)``; the gold tables are laid out by group).
+    ``groups``: only these groups' rows (``WHERE "group" IN (...)``, pushed down to the scan: files whose
+    statistics rule the groups out are not read).
     """
     import pyarrow as pa
     import pyarrow.compute as pc
