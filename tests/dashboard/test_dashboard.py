@@ -428,3 +428,14 @@ def test_served_every_group_links_to_its_own_page_built_on_request_from_its_rows
     # one line per page with its status and time (Chromium may also ask for /favicon.ico: a 404)
     assert [line.split(" (")[0] for line in lines[:3]] == [
         "dashboard: GET / 200", f"dashboard: GET /group/{sample.alpha} 200", "dashboard: GET /group/no-such-group 404"]
+
+
+def test_serving_on_a_port_out_of_range_or_with_group_is_one_line(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    from cli.main import main
+
+    monkeypatch.setenv("OFFSETLAKE_WAREHOUSE", str(tmp_path / "warehouse"))
+    assert main(["dashboard", "--serve", "--port", "70000"]) == 1
+    assert capsys.readouterr().err.strip() == "offsetlake: dashboard: --port must be between 0 and 65535, got 70000"
+    assert main(["dashboard", "--serve", "--group", "billing"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        "offsetlake: dashboard: --group is for --out; served, every group has its page at /group/<id>")
