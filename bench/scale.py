@@ -298,14 +298,6 @@ def run_query(query: Query, engine: str, env: dict[str, str], log: Path) -> tupl
     return int(found.group(1)), float(found.group(2)), wall
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.contextmanager
 def serving(args: list[str], env: dict[str, str], log: Path, ready: str, timeout: float = 600.0
             ) -> Iterator[subprocess.Popen[str]]:
@@ -334,6 +326,8 @@ def served_queries(queries: list[Query], env: dict[str, str], log: Path,
     slowest first answer."""
     from pyhive import hive
 
+    from broker.embedded import free_port
+
     port = free_port()
     started = time.perf_counter()
     slowest = 0.0
@@ -358,6 +352,8 @@ def served_dashboard(env: dict[str, str], log: Path, plan: ClusterPlan, step: Ca
     """``offsetlake dashboard --serve``: the summary page, then the biggest group's page, each timed."""
     import urllib.parse
     import urllib.request
+
+    from broker.embedded import free_port
 
     port = free_port()
     big = next(g for g in plan.groups if g.kind.name == "cooperative-big")

@@ -64,9 +64,8 @@ def read_with_delta_rs(settings: Settings, name: str, columns: tuple[str, ...],
     """
     import pyarrow as pa
     import pyarrow.compute as pc
-    from deltalake import DeltaTable, QueryBuilder
 
-    delta = DeltaTable(table_path(settings, TABLES[name]), storage_options=dict(settings.storage.delta_rs) or None)
+    delta = _delta_table(settings, name)
     present = {f.name for f in delta.schema().fields}
     wanted = [c for c in columns if c in present]
 
@@ -78,12 +77,26 @@ def read_with_delta_rs(settings: Settings, name: str, columns: tuple[str, ...],
         conditions.append(group_condition(groups))
     where = " AND ".join(conditions)
     sql = f"SELECT {', '.join(map(quoted, wanted)) or '*'} FROM t" + (f" WHERE {where}" if where else "")
-    table = pa.RecordBatchReader.from_stream(QueryBuilder().register("t", delta).execute(sql)).read_all()
+    table = _datafusion(delta, sql)
     for index, column in enumerate(table.schema):
         if pa.types.is_timestamp(column.type):
             millis = pc.cast(pc.cast(table.column(index), pa.timestamp("ms", tz="UTC")), pa.int64())
             table = table.set_column(index, column.name, millis)
     return table.to_pylist()
+
+
+def _delta_table(settings: Settings, name: str) -> Any:
+    from deltalake import DeltaTable
+
+    return DeltaTable(table_path(settings, TABLES[name]), storage_options=dict(settings.storage.delta_rs) or None)
+
+
+def _datafusion(delta: Any, sql: str) -> Any:
+    """``sql`` over ``delta`` registered as ``t``, through delta-rs's DataFusion engine, as a pyarrow Table."""
+    import pyarrow as pa
+    from deltalake import QueryBuilder
+
+    return pa.RecordBatchReader.from_stream(QueryBuilder().register("t", delta).execute(sql)).read_all()
 
 
 def group_condition(groups: Collection[str]) -> str:
@@ -154,42 +167,59 @@ def read_tables(settings: Settings, wanted: dict[str, tuple[str, ...]], engine: 
     ``engine``: ``delta-rs`` (fail if it cannot), ``spark``, or ``auto`` (delta-rs, Spark per table
     when delta-rs refuses it). ``spark_factory`` builds the SparkSession only if one is needed.
     """
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     started = time.monotonic()
     report = report if report is not None else ReadReport()
-    spark: Any = None
+    session = _LazySession(settings, spark_factory)
+    tables = _each_table(
+        settings, wanted, engine, session, report,
+        lambda name: read_with_delta_rs(settings, name, wanted[name], (filters or {}).get(name, ()), groups),
+        lambda spark, name: read_with_spark(spark, settings, name, wanted[name], (filters or {}).get(name, ()),
+                                            groups))
+    if views:
+        _read_views(settings, views, engine, session, tables, report)
+    report.seconds += time.monotonic() - started
+    return tables, report
 
-    def session() -> Any:
-        nonlocal spark
-        if spark is None:
-            if spark_factory is None:
+
+class _LazySession:
+    """The SparkSession, built only when a table or view needs it (``spark_factory``, else the settings')."""
+
+    def __init__(self, settings: Settings, spark_factory: Callable[[], Any] | None) -> None:
+        self._settings, self._factory, self._spark = settings, spark_factory, None
+
+    def __call__(self) -> Any:
+        if self._spark is None:
+            if self._factory is None:
                 from pipelines.spark_session import build_spark_session
 
-                spark = build_spark_session(settings)
+                self._spark = build_spark_session(self._settings)
             else:
-                spark = spark_factory()
-        return spark
+                self._spark = self._factory()
+        return self._spark
 
-    tables: dict[str, list[Row]] = {}
-    for name, columns in wanted.items():
+
+def _each_table(settings: Settings, names: Collection[str], engine: str, session: _LazySession, report: ReadReport,
+                by_delta_rs: Callable[[str], list[Row]], by_spark: Callable[[Any, str], list[Row]],
+                ) -> dict[str, list[Row]]:
+    """Each existing table of ``names`` read by delta-rs, or by Spark under ``engine`` (see ``read_tables``)."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    out: dict[str, list[Row]] = {}
+    for name in names:
         if not table_exists(settings, TABLES[name]):
             continue
         if engine in ("auto", "delta-rs"):
             try:
-                tables[name] = read_with_delta_rs(settings, name, columns, (filters or {}).get(name, ()), groups)
+                out[name] = by_delta_rs(name)
                 report.engines[name] = "delta-rs"
                 continue
             except Exception as exc:  # noqa: BLE001 - e.g. DeltaProtocolError: an unsupported reader feature
                 if engine == "delta-rs":
                     raise
                 report.fallbacks[name] = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
-        tables[name] = read_with_spark(session(), settings, name, columns, (filters or {}).get(name, ()), groups)
+        out[name] = by_spark(session(), name)
         report.engines[name] = "spark"
-    if views:
-        _read_views(settings, views, engine, session, tables, report)
-    report.seconds += time.monotonic() - started
-    return tables, report
+    return out
 
 
 def count_rows_by_group(settings: Settings, names: Collection[str], engine: str = "auto",
@@ -198,50 +228,28 @@ def count_rows_by_group(settings: Settings, names: Collection[str], engine: str 
     """Rows per (cluster, group) in all of ``names``' tables that exist: what charting each group would read.
 
     Two columns scanned and one row per group returned, where reading the rows themselves would bring millions
-    into Python at 10,000 groups. delta-rs unless it refuses a table (``engine`` as for ``read_tables``)."""
-    counts: dict[tuple[str, str], int] = {}
-    spark: Any = None
-    for name in names:
-        if not table_exists(settings, TABLES[name]):
-            continue
-        rows: list[Row] | None = None
-        if engine in ("auto", "delta-rs"):
-            try:
-                rows = _count_with_delta_rs(settings, name, groups)
-            except Exception:  # noqa: BLE001 - e.g. DeltaProtocolError: read_tables reports the same refusal
-                if engine == "delta-rs":
-                    raise
-        if rows is None:
-            if spark is None:
-                from pipelines.spark_session import build_spark_session
+    into Python at 10,000 groups. The engine is chosen per table as ``read_tables`` chooses it."""
+    where = f" WHERE {group_condition(groups)}" if groups is not None else ""
+    sql = f'SELECT "cluster_name", "group", count(*) AS n FROM t{where} GROUP BY "cluster_name", "group"'
 
-                spark = spark_factory() if spark_factory is not None else build_spark_session(settings)
-            rows = _count_with_spark(spark, settings, name, groups)
+    def by_spark(spark: Any, name: str) -> list[Row]:
+        from pyspark.sql import functions as F
+
+        from pipelines.delta_tables import read_table
+
+        frame = read_table(spark, settings, TABLES[name])
+        if groups is not None:
+            frame = frame.where(F.col("group").isin(sorted(groups)))
+        return [r.asDict() for r in frame.groupBy("cluster_name", "group").agg(F.count("*").alias("n")).collect()]
+
+    counted = _each_table(settings, names, engine, _LazySession(settings, spark_factory), ReadReport(),
+                          lambda name: _datafusion(_delta_table(settings, name), sql).to_pylist(), by_spark)
+    counts: dict[tuple[str, str], int] = {}
+    for rows in counted.values():
         for r in rows:
             key = (r["cluster_name"], r["group"])
             counts[key] = counts.get(key, 0) + int(r["n"])
     return counts
-
-
-def _count_with_delta_rs(settings: Settings, name: str, groups: Collection[str] | None) -> list[Row]:
-    import pyarrow as pa
-    from deltalake import DeltaTable, QueryBuilder
-
-    delta = DeltaTable(table_path(settings, TABLES[name]), storage_options=dict(settings.storage.delta_rs) or None)
-    where = f" WHERE {group_condition(groups)}" if groups is not None else ""
-    sql = f'SELECT "cluster_name", "group", count(*) AS n FROM t{where} GROUP BY "cluster_name", "group"'
-    return pa.RecordBatchReader.from_stream(QueryBuilder().register("t", delta).execute(sql)).read_all().to_pylist()
-
-
-def _count_with_spark(spark: Any, settings: Settings, name: str, groups: Collection[str] | None) -> list[Row]:
-    from pyspark.sql import functions as F
-
-    from pipelines.delta_tables import read_table
-
-    frame = read_table(spark, settings, TABLES[name])
-    if groups is not None:
-        frame = frame.where(F.col("group").isin(sorted(groups)))
-    return [r.asDict() for r in frame.groupBy("cluster_name", "group").agg(F.count("*").alias("n")).collect()]
 
 
 def _read_views(settings: Settings, views: tuple[str, ...], engine: str, session: Callable[[], Any],

@@ -316,7 +316,7 @@ def _apply(lag: LagSettings, after_snapshot_id: int | None):  # type: ignore[no-
                 commits["partition"].tolist(), commits["group"].tolist(), offset_column.tolist(),
                 commits["is_tombstone"].tolist(), commits["time_ms"].tolist(), commits["group_removed"].tolist(),
                 strict=True):
-            none = bool(tombstone) or offset is None or offset is pd.NA
+            none = bool(tombstone) or offset is pd.NA  # Int64's missing value
             commits_of.setdefault(int(partition), []).append(
                 Commit(group, None if none else int(offset), int(time_ms), bool(removed)))
         rows: list[dict[str, Any]] = []
