@@ -244,6 +244,7 @@ def _level_with_silver(spark, settings) -> bool:  # type: ignore[no-untyped-def]
     return rebuild_differences(spark, settings) == {spec.name: (0, 0) for spec in GOLD}
 
 
+@pytest.mark.long  # ~37 s (four refreshes and four comparisons): in `make test-long` (Makefile says why)
 def test_gold_keeps_its_own_books_a_refresh_that_dies_is_run_again_and_a_deleted_silver_row_rebuilds_gold(  # type: ignore[no-untyped-def]
         spark, warehouse_settings, monkeypatch, capsys) -> None:
     """One warehouse through the refresh's bookkeeping, step by step (each refresh costs seconds):
