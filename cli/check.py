@@ -28,12 +28,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Exits 1 if any critical expectation failed or could not be evaluated, 0 otherwise (warnings are "
             "printed but do not fail). Thresholds and severity overrides are in the [quality] settings. "
             "--json writes the whole report as one JSON document (run_id, ok, critical_failing, counts and "
-            "every result with its full observed value and unexpected rows) for schedulers and scripts."
+            "every result with its full observed value and unexpected rows) for schedulers and scripts. "
+            "A check of every suite reads only what is new since the last one (the rows of the groups silver "
+            "gained rows for, the new rows for rules on single rows, whole tables for aggregates) and says so on "
+            "standard error; the first check, a table rewritten since (a rebuild, a retention delete) or --full "
+            "reads whole tables."
         ),
     )
     parser.add_argument("--table", action="append", metavar="NAME", dest="tables",
                         help="only the suites checking this table (e.g. gold.consumer_lag) or this suite "
                              "(e.g. cross_table); repeatable")
+    parser.add_argument("--full", action="store_true",
+                        help="read every table whole, not only what is new since the last check")
     parser.add_argument("--docs-dir", metavar="DIR", help="where to build the GX data docs")
     parser.add_argument("--json", metavar="FILE", dest="json_file",
                         help="also write the report as JSON to FILE; '-' prints it on standard output instead "
@@ -69,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
     spark = build_spark_session(settings)
     try:
-        report = run_checks(spark, settings, tables=args.tables, docs_dir=args.docs_dir)
+        report = run_checks(spark, settings, tables=args.tables, docs_dir=args.docs_dir, full=args.full)
     except Exception as exc:  # noqa: BLE001 - Spark/Delta/GX failures become one line
         raise CommandError(f"data-quality check failed to run: {first_line(exc)}") from exc
     finally:
@@ -93,6 +99,7 @@ def print_report(report, as_json: bool = False) -> int:  # type: ignore[no-untyp
     counts = report.counts()
     critical = sum(r.fails_run for r in report.results)
     summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    print(f"check: read {report.read}", file=sys.stderr)
     print(f"check: {len(report.results)} expectations ({summary}); {critical} critical failing; "
           f"results in audit.data_quality_results run_id={report.run_id}", file=sys.stderr)
     if report.docs_index is not None:

@@ -6,7 +6,9 @@ once per successful ingest, right after it, and never while a failed ingest left
 data twice.) ``offsetlake check`` exits 0 when every critical expectation passed and 1 when one
 failed; a failed critical expectation fails the task at once, without retries, since re-checking
 the same data gives the same verdict, and the error names the failed expectations. Warnings
-are only logged by the command.
+are only logged by the command. Each run reads what the ingest added since the previous check
+(``quality/increment.py``: the new rows, the groups they touch), not the whole warehouse; the
+first run, and one after a rebuild, reads whole tables.
 
 The verdict is read from the report ``check --json`` writes (its ``critical_failing`` list), not
 from the printed table: the table is for people (values shortened, columns split on spaces), the

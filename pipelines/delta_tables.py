@@ -187,19 +187,21 @@ def evolve_table(spark: SparkSession, settings: Settings, spec: TableSpec, *, sa
     add_constraints(spark, spec, path, props)  # last: a constraint may name a column just added
 
 
-def idempotent_append(frame: DataFrame, settings: Settings, spec: TableSpec, app_id: str, version: int) -> None:
-    """Append ``frame`` unless this (app_id, version) was already committed to the table.
+def idempotent_append(frame: DataFrame, settings: Settings, spec: TableSpec, app_id: str, version: int,
+                      user_metadata: str | None = None) -> None:
+    """Append ``frame`` unless this (app_id, version) was already committed to the table; ``user_metadata`` goes
+    into the commit (Delta's ``userMetadata``).
 
     Delta records the highest ``txnVersion`` per ``txnAppId`` in the table's log
     and silently skips a write whose version is not higher; a micro-batch that is
     re-run after a crash therefore writes each table at most once.
     """
     columns = [field.name for field in spec.schema.fields]
-    (
-        frame.select(*columns).write.format("delta").mode("append")
-        .option("txnAppId", app_id).option("txnVersion", str(version))
-        .save(table_path(settings, spec))
-    )
+    writer = (frame.select(*columns).write.format("delta").mode("append")
+              .option("txnAppId", app_id).option("txnVersion", str(version)))
+    if user_metadata is not None:
+        writer = writer.option("userMetadata", user_metadata)
+    writer.save(table_path(settings, spec))
 
 
 def read_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> DataFrame:

@@ -6,7 +6,7 @@ enforces them at write, and the check reads that instead of scanning."""
 from __future__ import annotations
 
 from pipelines.gold import consumer_lag
-from quality.suite import Rule, Suite, enforced_by, unexpected_rows
+from quality.suite import Rule, Scope, Suite, enforced_by, unexpected_rows
 
 TABLE = consumer_lag.TABLE.name
 
@@ -19,6 +19,7 @@ LAG_NON_NEGATIVE_OR_FLAGGED = Rule(
                 "cluster_name, snapshot_id, `group`, topic, `partition`, committed_offset, earliest_offset, "
                 "latest_offset, lag, commit_ahead_of_snapshot, committed_below_log_start"),
     constraint=consumer_lag.LAG_IS_CLAMPED_OR_FLAGGED,
+    scope=Scope.ROW,
 )
 
 SNAPSHOT_OFFSETS_ORDERED = Rule(
@@ -29,6 +30,7 @@ SNAPSHOT_OFFSETS_ORDERED = Rule(
         SELECT cluster_name, snapshot_id, topic, `partition`, earliest_offset, last_stable_offset, latest_offset
         FROM {batch}
         WHERE earliest_offset < 0 OR earliest_offset > latest_offset OR last_stable_offset > latest_offset"""),
+    scope=Scope.ROW,
 )
 
 PARTITION_STATUS_IS_BURROWS = Rule(
@@ -37,6 +39,7 @@ PARTITION_STATUS_IS_BURROWS = Rule(
     enforced_by(consumer_lag.PARTITION_STATUS_IS_BURROWS,
                 "cluster_name, snapshot_id, `group`, topic, `partition`, partition_status"),
     constraint=consumer_lag.PARTITION_STATUS_IS_BURROWS,
+    scope=Scope.ROW,
 )
 
 GROUP_STATUS_IS_BURROWS = Rule(
@@ -44,6 +47,7 @@ GROUP_STATUS_IS_BURROWS = Rule(
     "Dashboards and alerts match on Burrow's group statuses; anything else is a bug in the evaluator.",
     enforced_by(consumer_lag.GROUP_STATUS_IS_BURROWS, "cluster_name, snapshot_id, `group`, group_status"),
     constraint=consumer_lag.GROUP_STATUS_IS_BURROWS,
+    scope=Scope.ROW,
 )
 
 LAG_SECONDS_NON_NEGATIVE = Rule(
@@ -54,6 +58,7 @@ LAG_SECONDS_NON_NEGATIVE = Rule(
         SELECT cluster_name, snapshot_id, snapshot_time, `group`, topic, `partition`, lag_seconds_interpolated,
                lag_seconds_message_timestamp, committed_message_timestamp
         FROM {batch} WHERE lag_seconds_interpolated < 0 OR lag_seconds_message_timestamp < 0"""),
+    scope=Scope.ROW,
 )
 
 SNAPSHOT_TIMES_WITHIN_BOUNDS = Rule(
@@ -64,6 +69,7 @@ SNAPSHOT_TIMES_WITHIN_BOUNDS = Rule(
         SELECT DISTINCT cluster_name, snapshot_id, snapshot_time FROM {batch}
         WHERE snapshot_time < TIMESTAMP '$earliest_timestamp'
            OR snapshot_time > current_timestamp() + INTERVAL $future_slack_seconds SECONDS"""),
+    scope=Scope.ROW,
 )
 
 SUITE = Suite("consumer_lag", TABLE, (

@@ -14,7 +14,7 @@ from pipelines.gold import (
     partition_assignments,
     rebalance_events,
 )
-from quality.suite import Rule, Suite, as_of_gold, unexpected_rows
+from quality.suite import Rule, Scope, Suite, as_of_gold, unexpected_rows
 from schemas import offset_commits
 
 ASSIGNMENTS_IN_RECORDED_GENERATIONS = Rule(
@@ -29,6 +29,7 @@ ASSIGNMENTS_IN_RECORDED_GENERATIONS = Rule(
         WHERE a.group_type = 'classic'
         GROUP BY a.cluster_name, a.`group`, a.generation"""),
     table=partition_assignments.TABLE.name, needs=(group_generations.TABLE.name,),
+    scope=Scope.GROUP,
 )
 
 REBALANCES_BETWEEN_RECORDED_GENERATIONS = Rule(
@@ -44,6 +45,7 @@ REBALANCES_BETWEEN_RECORDED_GENERATIONS = Rule(
            OR NOT EXISTS (SELECT 1 FROM gold_group_generations g WHERE g.cluster_name = e.cluster_name
                           AND g.`group` = e.`group` AND g.generation = e.to_generation))"""),
     table=rebalance_events.TABLE.name, needs=(group_generations.TABLE.name,),
+    scope=Scope.GROUP,
 )
 
 COMMITTED_OFFSETS_MATCH_SILVER = Rule(
@@ -68,6 +70,7 @@ COMMITTED_OFFSETS_MATCH_SILVER = Rule(
          AND g.`partition` = s.`partition`
         WHERE g.offset IS NULL OR s.offset IS NULL OR g.offset != s.offset"""),
     table=committed_offsets.TABLE.name, needs=(as_of_gold(offset_commits.TABLE.name),),
+    scope=Scope.GROUP,
 )
 
 COMMIT_RATE_COUNTS_EVERY_COMMIT = Rule(
@@ -86,6 +89,7 @@ COMMIT_RATE_COUNTS_EVERY_COMMIT = Rule(
         FROM gold g FULL OUTER JOIN silver s ON g.cluster_name = s.cluster_name AND g.`group` = s.`group`
         WHERE coalesce(g.gold_commits, 0) != coalesce(s.silver_commits, 0)"""),
     table=offset_commit_rate.TABLE.name, needs=(as_of_gold(offset_commits.TABLE.name),),
+    scope=Scope.GROUP,
 )
 
 SUITE = Suite("cross_table", group_generations.TABLE.name, (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipelines.gold import group_generations
-from quality.suite import Rule, Suite, unexpected_rows
+from quality.suite import Rule, Scope, Suite, unexpected_rows
 
 TABLE = group_generations.TABLE.name
 
@@ -22,6 +22,7 @@ GENERATIONS_STRICTLY_INCREASE = Rule(
             WINDOW w AS (PARTITION BY cluster_name, `group`, incarnation, coalesce(group_type, 'classic')
                          ORDER BY started_at, generation))
         WHERE generation <= previous_generation"""),
+    scope=Scope.GROUP,
 )
 
 GENERATIONS_END_AFTER_THEY_START = Rule(
@@ -31,6 +32,7 @@ GENERATIONS_END_AFTER_THEY_START = Rule(
     unexpected_rows("""
         SELECT cluster_name, `group`, incarnation, generation, started_at, ended_at
         FROM {batch} WHERE ended_at < started_at"""),
+    scope=Scope.ROW,
 )
 
 SUITE = Suite("group_generations", TABLE, (GENERATIONS_STRICTLY_INCREASE, GENERATIONS_END_AFTER_THEY_START))

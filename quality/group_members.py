@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quality.suite import Rule, Suite, unexpected_rows
+from quality.suite import Rule, Scope, Suite, unexpected_rows
 from schemas import group_members
 
 TABLE = group_members.TABLE.name
@@ -19,6 +19,7 @@ ASSIGNED_TOPICS_ARE_SUBSCRIBED = Rule(
         FROM {batch}
         WHERE NOT undecoded AND subscribed_topics IS NOT NULL AND assigned_partitions IS NOT NULL
           AND size(array_except(transform(assigned_partitions, tp -> tp.topic), subscribed_topics)) > 0"""),
+    scope=Scope.ROW,
 )
 
 SUITE = Suite("group_members", TABLE, (ASSIGNED_TOPICS_ARE_SUBSCRIBED,))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quality.suite import Rule, Suite, unexpected_rows
+from quality.suite import Rule, Scope, Suite, unexpected_rows
 from schemas import consumer_group_records, group_metadata, offset_commits
 
 TABLE = offset_commits.TABLE.name
@@ -17,6 +17,7 @@ TOMBSTONES_ARE_COHERENT = Rule(
         FROM {batch}
         WHERE (is_tombstone AND offset IS NOT NULL)
            OR (NOT is_tombstone AND (offset IS NULL OR commit_timestamp IS NULL))"""),
+    scope=Scope.ROW,
 )
 
 OFFSETS_ARE_NON_NEGATIVE = Rule(
@@ -26,6 +27,7 @@ OFFSETS_ARE_NON_NEGATIVE = Rule(
     unexpected_rows("""
         SELECT cluster_name, source_partition, source_offset, `group`, topic, `partition`, offset, commit_timestamp
         FROM {batch} WHERE offset < 0"""),
+    scope=Scope.ROW,
 )
 
 TIMESTAMPS_WITHIN_BOUNDS = Rule(
@@ -42,6 +44,7 @@ TIMESTAMPS_WITHIN_BOUNDS = Rule(
            OR record_timestamp > current_timestamp() + INTERVAL $future_slack_seconds SECONDS
            OR commit_timestamp < TIMESTAMP '$earliest_timestamp'
            OR commit_timestamp > current_timestamp() + INTERVAL $future_slack_seconds SECONDS"""),
+    scope=Scope.ROW,
 )
 
 COMMIT_TIME_NEAR_RECORD_TIME = Rule(
@@ -56,6 +59,7 @@ COMMIT_TIME_NEAR_RECORD_TIME = Rule(
         WHERE NOT is_tombstone
           AND abs(unix_millis(commit_timestamp) - unix_millis(record_timestamp)) > $commit_record_slack_seconds * 1000
         """),
+    scope=Scope.ROW,
 )
 
 # "A reset is recorded", precisely. A group's commits and its group records share one
@@ -118,6 +122,7 @@ OFFSETS_NEVER_DECREASE = Rule(
           AND group_records_so_far = previous_group_records
           AND NOT coalesce(group_empty_or_gone, false)"""),
     needs=(group_metadata.TABLE.name, consumer_group_records.TABLE.name),
+    scope=Scope.GROUP,
 )
 
 SUITE = Suite("offset_commits", TABLE, (

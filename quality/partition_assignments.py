@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipelines.gold import partition_assignments
-from quality.suite import Rule, Suite, unexpected_rows
+from quality.suite import Rule, Scope, Suite, unexpected_rows
 
 TABLE = partition_assignments.TABLE.name
 
@@ -26,6 +26,7 @@ ONE_OWNER_PER_PARTITION = Rule(
         WHERE a.group_type = 'classic' AND b.group_type = 'classic'
           AND a.valid_from < coalesce(b.valid_to, TIMESTAMP '9999-12-31 00:00:00')
           AND b.valid_from < coalesce(a.valid_to, TIMESTAMP '9999-12-31 00:00:00')"""),
+    scope=Scope.GROUP,
 )
 
 INTERVALS_ARE_ORDERED = Rule(
@@ -35,6 +36,7 @@ INTERVALS_ARE_ORDERED = Rule(
     unexpected_rows("""
         SELECT cluster_name, `group`, generation, member_id, topic, `partition`, valid_from, valid_to
         FROM {batch} WHERE valid_to < valid_from"""),
+    scope=Scope.ROW,
 )
 
 SUITE = Suite("partition_assignments", TABLE, (ONE_OWNER_PER_PARTITION, INTERVALS_ARE_ORDERED))

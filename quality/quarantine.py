@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quality.suite import Rule, Suite, unexpected_rows
+from quality.suite import Rule, Scope, Suite, unexpected_rows
 from schemas import offsets_topic_records, quarantine
 
 TABLE = quarantine.TABLE.name
@@ -18,6 +18,7 @@ QUARANTINE_RATE_BELOW_THRESHOLD = Rule(
         CROSS JOIN (SELECT count(*) AS records FROM bronze_offsets_topic_records) b
         WHERE q.quarantined > b.records * $max_quarantine_rate"""),
     needs=(offsets_topic_records.TABLE.name,),
+    scope=Scope.TABLE,
 )
 
 SUITE = Suite("quarantine", TABLE, (QUARANTINE_RATE_BELOW_THRESHOLD,))

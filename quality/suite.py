@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 from string import Template
 from typing import TYPE_CHECKING, Literal
 
@@ -24,6 +25,15 @@ if TYPE_CHECKING:
     from great_expectations.expectations import Expectation
 
 Severity = Literal["critical", "warning"]
+
+
+class Scope(Enum):
+    """What a rule must see to judge a row: how much of a table a check of the increment reads for it
+    (``quality.increment``)."""
+
+    ROW = "row"  # the row alone (a WHERE on each row): the new rows
+    GROUP = "group"  # every row of the row's consumer group, in its table and in each table it needs (windows, joins)
+    TABLE = "table"  # the whole table (an aggregate over it)
 GOLD_VIEW_SUFFIX = "_as_of_gold"
 
 
@@ -44,10 +54,11 @@ class Rule:
 
     ``expectation`` builds the GX expectation from the quality settings. ``table`` is the table it
     runs on (the suite's by default); ``needs`` are other tables its query reads (it is skipped
-    when one does not exist yet). ``constraint``: the Delta CHECK constraint that enforces the rule at
-    every write (``schemas.table_spec.Constraint``); a table holding it cannot hold a violating row, so the
-    check reports the rule passed without a scan (the query still runs on a table without it, e.g. one with
-    rows from before, and on tables handed to the check as DataFrames).
+    when one does not exist yet). ``scope``: what it must see to judge a row (``Scope``; TABLE, the safe default,
+    reads whole tables even in a check of the increment). ``constraint``: the Delta CHECK constraint that
+    enforces the rule at every write (``schemas.table_spec.Constraint``); a table holding it cannot hold a
+    violating row, so the check reports the rule passed without a scan (the query still runs on a table without
+    it, e.g. one with rows from before, and on tables handed to the check as DataFrames).
     """
 
     name: str
@@ -57,6 +68,7 @@ class Rule:
     table: str | None = None
     needs: tuple[str, ...] = ()
     constraint: Constraint | None = None
+    scope: Scope = Scope.TABLE
 
 
 @dataclass(frozen=True)

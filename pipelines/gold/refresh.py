@@ -444,11 +444,11 @@ def _refresh_groups(spark: SparkSession, settings: Settings, changes: dict[str, 
     if groups is not None:
         # The groups as a literal predicate, not a join: Delta skips the files of other groups by their
         # statistics (the silver group tables are clustered by group), and there is no join to plan.
-        in_scope = _groups_predicate(groups)
+        in_scope = groups_predicate(groups)
         group_metadata_rows = group_metadata_rows.filter(in_scope)
         member_rows = member_rows.filter(in_scope)
         commit_rows = commit_rows.filter(in_scope)
-        records = records.filter(_groups_predicate(groups, group_column="group_id"))
+        records = records.filter(groups_predicate(groups, group_column="group_id"))
     # The affected groups' records are few (one per rebalance): materialise them once for five tables.
     group_metadata_rows = group_metadata_rows.localCheckpoint()
     if groups is not None:
@@ -625,11 +625,11 @@ def replace_groups(settings: Settings, spec: TableSpec, rows: DataFrame, groups:
     """
     writer = rows.select(*spec.schema.fieldNames()).write.format("delta").mode("overwrite")
     if groups is not None:
-        writer = writer.option("replaceWhere", _groups_predicate(groups))
+        writer = writer.option("replaceWhere", groups_predicate(groups))
     writer.save(table_path(settings, spec))
 
 
-def _groups_predicate(groups: list[tuple[str, str]], group_column: str = "group") -> str:
+def groups_predicate(groups: list[tuple[str, str]], group_column: str = "group") -> str:
     """SQL: the rows of ``groups`` [(cluster_name, group)], by ``cluster_name`` and ``group_column``."""
     def quote(text: str) -> str:
         return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"

@@ -99,6 +99,9 @@ def test_check_exits_0_when_only_a_warning_fails(spark, config, monkeypatch, cap
         ("committed_offsets_are_non_negative", "warning", "failed"),
     ]
     assert "0 critical failing" in out.err
+    # No check of every suite recorded what it read on this warehouse: whole tables, said in the report and on stderr.
+    assert report["read"] == "whole tables (no earlier check recorded what it read)"
+    assert "check: read whole tables (no earlier check recorded what it read)" in out.err
 
 
 def test_a_json_report_into_a_missing_folder_is_a_one_line_error_before_any_check(config, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -26,7 +26,7 @@ from collections import defaultdict
 import pytest
 
 from pipelines.delta_tables import read_table
-from pipelines.gold.refresh import GOLD, _groups_predicate, full_rebuild, rebuild_differences, row_differences
+from pipelines.gold.refresh import GOLD, full_rebuild, groups_predicate, rebuild_differences, row_differences
 from pipelines.validation import (
     CAUSES,
     expected_committed_offsets,
@@ -201,7 +201,7 @@ def test_the_groups_predicate_selects_exactly_those_groups_of_their_cluster_quot
     odd = "it's a \\ group"
     rows = spark.createDataFrame([("c", odd), ("c", "plain"), ("c", "other"), ("d", "plain"), ("d", odd)],
                                  "cluster_name string, group_id string")
-    chosen = rows.filter(_groups_predicate([("c", odd), ("c", "plain"), ("d", "x")], group_column="group_id"))
+    chosen = rows.filter(groups_predicate([("c", odd), ("c", "plain"), ("d", "x")], group_column="group_id"))
     assert sorted(tuple(r) for r in chosen.collect()) == [("c", "it's a \\ group"), ("c", "plain")]
 
 
