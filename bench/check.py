@@ -22,7 +22,6 @@ from the generated timestamps), so the counts differ by design: the bench prints
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -64,15 +63,7 @@ def timed_check(label: str, args: list[str], env: dict[str, str], log: Path, sam
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--commits", type=int, default=1_000_000, help="commits in the initial warehouse")
-    parser.add_argument("--groups", type=int, default=1000)
-    parser.add_argument("--generations", type=int, default=10, help="rebalances per group in the initial data")
-    parser.add_argument("--increment", type=int, default=10_000, help="commits added before the checks compared")
-    parser.add_argument("--touched", type=int, default=50, help="groups the increment touches")
-    parser.add_argument("--days", type=float, default=30.0, help="days of history the initial commits span")
-    args = parser.parse_args()
-    generated.STEP_MS = max(1, int(args.days * 86_400_000 / args.commits))
+    args = generated.workload_arguments(__doc__, "commits added before the checks compared")
 
     from broker.embedded import EmbeddedBroker
     from broker.workload import create_topic

@@ -104,18 +104,25 @@ def report(label: str, seconds: float, silver_rows: int) -> None:
           f"{silver_rows / seconds:>10,.0f} rows/s", flush=True)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def workload_arguments(description: str | None, increment_help: str) -> argparse.Namespace:
+    """The generated warehouse's arguments (also bench/check.py's); sets ``STEP_MS`` so the initial commits span
+    ``--days``."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--commits", type=int, default=1_000_000, help="commits in the initial warehouse")
     parser.add_argument("--groups", type=int, default=1000)
     parser.add_argument("--generations", type=int, default=10, help="rebalances per group in the initial data")
-    parser.add_argument("--increment", type=int, default=10_000, help="commits added before the incremental run")
+    parser.add_argument("--increment", type=int, default=10_000, help=increment_help)
     parser.add_argument("--touched", type=int, default=50, help="groups the increment touches")
     parser.add_argument("--days", type=float, default=30.0,
                         help="days of history the initial commits span (silver.offset_commits is partitioned by day)")
     args = parser.parse_args()
     global STEP_MS
     STEP_MS = max(1, int(args.days * 86_400_000 / args.commits))
+    return args
+
+
+def main() -> None:
+    args = workload_arguments(__doc__, "commits added before the incremental run")
 
     from broker.embedded import EmbeddedBroker
     from broker.workload import create_topic

@@ -204,6 +204,19 @@ def idempotent_append(frame: DataFrame, settings: Settings, spec: TableSpec, app
     writer.save(table_path(settings, spec))
 
 
+def user_metadata_entry(user_metadata: str | None, key: str) -> object | None:
+    """``key``'s value in a Delta commit's ``userMetadata`` as offsetlake writes it (a JSON object); None when the
+    commit has none, or other text (a commit by someone else)."""
+    import json
+
+    if not user_metadata:
+        return None
+    try:
+        return json.loads(user_metadata).get(key)
+    except (ValueError, AttributeError):
+        return None
+
+
 def read_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> DataFrame:
     return spark.read.format("delta").load(table_path(settings, spec))
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from conf.settings import Settings
-from pipelines.delta_tables import table_exists, table_path
+from pipelines.delta_tables import table_exists, table_path, user_metadata_entry
 from schemas import consumer_group_records, group_members, group_metadata, offset_commits
 from schemas.catalog import TABLES
 from schemas.table_spec import CHANGE_DATA_FEED, TableSpec
@@ -82,12 +82,7 @@ class Checked:
 
     @staticmethod
     def parse(user_metadata: str | None, cluster: str) -> Checked | None:
-        if not user_metadata:
-            return None
-        try:
-            found = json.loads(user_metadata).get(USER_METADATA_KEY)
-        except (ValueError, AttributeError):
-            return None
+        found = user_metadata_entry(user_metadata, USER_METADATA_KEY)
         if not isinstance(found, dict) or found.get("cluster") != cluster:
             return None
         lag = found.get("lag_snapshot")
@@ -179,9 +174,8 @@ def find_increment(spark: SparkSession, settings: Settings, tables: list[str], f
         changes = changes_between(spark, settings, spec, since, now.versions[spec.name])
         try:
             kinds = {row[0] for row in changes.select("_change_type").distinct().collect()}
-        except Exception as exc:  # noqa: BLE001 - e.g. versions from before the table's change data feed
-            return Increment(now, previous, f"{spec.name}'s change data feed cannot be read since version "
-                                            f"{since + 1} ({str(exc).strip().splitlines()[0][:120]})")
+        except Exception as exc:  # noqa: BLE001 - versions from before its change data feed, files VACUUM removed
+            return Increment(now, previous, _unreadable(spec.name, since, exc))
         if kinds - {"insert"}:
             return Increment(now, previous, f"{spec.name} changed otherwise than by appends "
                                             f"({', '.join(sorted(kinds - {'insert'}))})")
@@ -192,10 +186,18 @@ def find_increment(spark: SparkSession, settings: Settings, tables: list[str], f
         groups = tuple(sorted((r["cluster_name"], r["group"]) for r in rows))
     for name, version in now.versions.items():
         if has_change_feed(TABLES[name]) and version > previous.versions[name]:
-            new_rows += changes_between(spark, settings, TABLES[name], previous.versions[name], version).count()
+            try:
+                new_rows += changes_between(spark, settings, TABLES[name], previous.versions[name], version).count()
+            except Exception as exc:  # noqa: BLE001 - e.g. a VACUUM removed the files of versions since the last check
+                return Increment(now, previous, _unreadable(name, previous.versions[name], exc))
     if now.lag_snapshot is not None and now.lag_snapshot != previous.lag_snapshot:
         new_rows += new_lag_rows(spark, settings, now, previous).count()
     return Increment(now, previous, None, groups, new_rows)
+
+
+def _unreadable(name: str, after: int, exc: BaseException) -> str:
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return f"{name}'s change data feed cannot be read after version {after} ({first[:160]})"
 
 
 def changes_between(spark: SparkSession, settings: Settings, spec: TableSpec, after: int, until: int) -> DataFrame:

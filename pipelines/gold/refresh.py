@@ -54,6 +54,7 @@ from pipelines.delta_tables import (  # latest_version: also found here by tests
     read_table,
     table_exists,
     table_path,
+    user_metadata_entry,
 )
 from pipelines.gold.committed_offsets import TABLE as COMMITTED_OFFSETS
 from pipelines.gold.group_generations import TABLE as GROUP_GENERATIONS
@@ -379,12 +380,7 @@ def reflected_silver_versions(spark: SparkSession, settings: Settings) -> dict[s
 
 
 def _recorded_versions(user_metadata: str | None) -> dict[str, int] | None:
-    if not user_metadata:
-        return None
-    try:
-        recorded = json.loads(user_metadata).get(USER_METADATA_KEY)
-    except (ValueError, AttributeError):
-        return None
+    recorded = user_metadata_entry(user_metadata, USER_METADATA_KEY)
     return {str(k): int(v) for k, v in recorded.items()} if isinstance(recorded, dict) else None
 
 

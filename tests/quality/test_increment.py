@@ -92,3 +92,22 @@ def test_a_gold_table_is_rewritten_for_the_check_by_a_whole_overwrite_not_by_app
     whole = write(["c"], "overwrite")
     assert _rewritten(spark, warehouse_settings, spec.name, per_group, whole)
     assert not _rewritten(spark, warehouse_settings, spec.name, whole, whole)
+
+
+@pytest.mark.long  # ~10-16 s more of checks: in `make test-long` (Makefile says why)
+def test_versions_whose_files_a_vacuum_removed_make_the_check_read_whole_tables(spark, silver, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # Rows appended after the first check, compacted by OPTIMIZE, the appended files vacuumed: the change data feed
+    # since the first check can no longer be read (a check that had not run for longer than the retention).
+    append(spark, silver, offset_commits.TABLE, [commit("steady", 22, 5)])
+    path = table_path(silver, offset_commits.TABLE)
+    spark.sql(f"OPTIMIZE delta.`{path}`")
+    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    try:
+        spark.sql(f"VACUUM delta.`{path}` RETAIN 0 HOURS")
+    finally:
+        spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
+
+    after = run_checks(spark, silver, tables=["offset_commits"], docs_dir=tmp_path / "docs")
+
+    assert after.read.startswith("whole tables (silver.offset_commits's change data feed cannot be read after version")
+    assert flagged(after, DECREASE) == ["rewound", "steady"]
