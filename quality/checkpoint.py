@@ -176,7 +176,8 @@ def run_checks(spark: SparkSession, settings: Settings, *, tables: Sequence[str]
                                                                                             *r.needs)})
         increment = find_increment(spark, settings, [t for t in needed if table_exists(settings, TABLES[t])], full)
     available = _load_tables(spark, settings, suites, frames or {},
-                             None if increment is None else increment.checked.versions)
+                             None if increment is None else increment.checked.versions,
+                             None if increment is None else increment.checked.gold_reflected)
     scoped = _Scoped(spark, settings, available, increment)
     docs = docs_directory(settings, docs_dir)
     context = _gx_context(docs)
@@ -205,8 +206,11 @@ def run_checks(spark: SparkSession, settings: Settings, *, tables: Sequence[str]
             for rule in runnable:
                 by_scope.setdefault(scoped.scope_of(rule), []).append(rule)
             for scope, rules_in_scope in by_scope.items():
+                # A row's rule that also reads another table needs that table's rows of the row's group, not its new
+                # rows only (no rule does yet).
+                needs_scope = Scope.GROUP if scope is Scope.ROW else scope
                 for name in {t for rule in rules_in_scope for t in rule.needs}:
-                    scoped.frame(name, scope).createOrReplaceTempView(view_name(name))
+                    scoped.frame(name, needs_scope).createOrReplaceTempView(view_name(name))
                 results.extend(_validate(context, source, settings, suite, table, rules_in_scope,
                                          scoped.frame(table, scope), run=(run_id, run_at),
                                          part=scope.value if len(by_scope) > 1 else None))
@@ -328,11 +332,13 @@ def _severity(settings: Settings, suite: Suite, rule: Rule) -> str:
 
 
 def _load_tables(spark: SparkSession, settings: Settings, suites: Sequence[Suite],
-                 frames: Mapping[str, DataFrame], versions: Mapping[str, int] | None = None) -> dict[str, DataFrame]:
+                 frames: Mapping[str, DataFrame], versions: Mapping[str, int] | None = None,
+                 reflected: Mapping[str, int] | None = None) -> dict[str, DataFrame]:
     """Every table the suites read, by name (``frames`` first); at ``versions`` where given (the versions an
-    increment was found at), else as they are now."""
+    increment was found at), else as they are now; silver as gold saw it at ``reflected`` where given (the silver
+    versions gold reflected when the increment was found), else as gold's commits now record it."""
     needed = {t for s in suites for r in s.rules for t in ((r.table or s.table), *r.needs)}
-    gold_versions: dict[str, int] | None = None
+    gold_versions: Mapping[str, int] | None = reflected
     out: dict[str, DataFrame] = {}
     for name in sorted(needed):
         if name in frames:
