@@ -221,6 +221,11 @@ def read_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> Data
     return spark.read.format("delta").load(table_path(settings, spec))
 
 
+def read_version(spark: SparkSession, settings: Settings, spec: TableSpec, version: int) -> DataFrame:
+    """The table as it was at ``version`` (Delta time travel)."""
+    return spark.read.format("delta").option("versionAsOf", version).load(table_path(settings, spec))
+
+
 def latest_version(spark: SparkSession, settings: Settings, spec: TableSpec) -> int | None:
     """The table's newest Delta version (its history's last entry), or None when the table does not exist."""
     from delta.tables import DeltaTable

@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conf.settings import Settings, user_cache_dir
-from pipelines.delta_tables import ensure_table, idempotent_append, read_table, table_exists, table_path
+from pipelines.delta_tables import (
+    ensure_table,
+    idempotent_append,
+    read_table,
+    read_version,
+    table_exists,
+    table_path,
+)
 from quality import (
     committed_offsets,
     consumer_lag,
@@ -350,14 +357,12 @@ def _load_tables(spark: SparkSession, settings: Settings, suites: Sequence[Suite
             continue
         if base == name:
             out[name] = (read_table(spark, settings, spec) if not versions or name not in versions else
-                         spark.read.format("delta").option("versionAsOf", versions[name])
-                         .load(table_path(settings, spec)))
+                         read_version(spark, settings, spec, versions[name]))
             continue
         if gold_versions is None:
             gold_versions = _gold_versions(spark, settings)
         if base in gold_versions:
-            out[name] = spark.read.format("delta").option("versionAsOf", gold_versions[base]) \
-                .load(table_path(settings, spec))
+            out[name] = read_version(spark, settings, spec, gold_versions[base])
     return out
 
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from conf.settings import Settings
-from pipelines.delta_tables import table_exists, table_path, user_metadata_entry
+from pipelines.delta_tables import read_version, table_exists, table_path, user_metadata_entry
 from schemas import consumer_group_records, group_members, group_metadata, offset_commits
 from schemas.catalog import TABLES
 from schemas.table_spec import CHANGE_DATA_FEED, TableSpec
@@ -133,15 +133,13 @@ def current(spark: SparkSession, settings: Settings, tables: list[str]) -> Check
     versions = {name: _newest_version(settings, TABLES[name]) for name in tables}
     lag = None
     if LAG_TABLE in versions:
-        lag = _at(spark, settings, TABLES[LAG_TABLE], versions[LAG_TABLE]).filter(
+        lag = read_version(spark, settings, TABLES[LAG_TABLE], versions[LAG_TABLE]).filter(
             F.col("cluster_name") == settings.cluster_name).agg(F.max("snapshot_id")).first()[0]
     return Checked(versions, reflected_silver_versions(spark, settings), None if lag is None else int(lag))
 
 
 def find_increment(spark: SparkSession, settings: Settings, tables: list[str], full: bool) -> Increment:
     """The increment of ``tables`` (every table the check reads) since the last recorded check."""
-    from functools import reduce
-
     from pyspark.sql import functions as F
 
     now = current(spark, settings, tables)
@@ -164,35 +162,35 @@ def find_increment(spark: SparkSession, settings: Settings, tables: list[str], f
                    if spec.name in now.versions and spec.name not in previous.gold_reflected]
     if refreshed and unreflected:
         return Increment(now, previous, f"gold had not been refreshed from {', '.join(unreflected)} at the last check")
-    touched, new_rows = [], 0
-    for spec in GROUP_SOURCES:
-        if spec.name not in now.versions:
-            continue
-        since = min(previous.versions[spec.name], previous.gold_reflected.get(spec.name, previous.versions[spec.name]))
-        if since >= now.versions[spec.name]:
-            continue
-        changes = changes_between(spark, settings, spec, since, now.versions[spec.name])
-        try:
-            kinds = {row[0] for row in changes.select("_change_type").distinct().collect()}
-        except Exception as exc:  # noqa: BLE001 - versions from before its change data feed, files VACUUM removed
-            return Increment(now, previous, _unreadable(spec.name, since, exc))
-        if kinds - {"insert"}:
-            return Increment(now, previous, f"{spec.name} changed otherwise than by appends "
-                                            f"({', '.join(sorted(kinds - {'insert'}))})")
-        touched.append(changes.select("cluster_name", F.col(group_column(spec)).alias("group")))
-    groups: tuple[tuple[str, str], ...] = ()
-    if touched:
-        rows = reduce(lambda a, b: a.unionByName(b), touched).distinct().collect()
-        groups = tuple(sorted((r["cluster_name"], r["group"]) for r in rows))
+    groups: set[tuple[str, str]] = set()
+    new_rows = 0
     for name, version in now.versions.items():
-        if has_change_feed(TABLES[name]) and version > previous.versions[name]:
-            try:
-                new_rows += changes_between(spark, settings, TABLES[name], previous.versions[name], version).count()
-            except Exception as exc:  # noqa: BLE001 - e.g. a VACUUM removed the files of versions since the last check
-                return Increment(now, previous, _unreadable(name, previous.versions[name], exc))
+        spec = TABLES[name]
+        if not has_change_feed(spec):
+            continue
+        # A group source is read from the older of the versions the last check read and gold then reflected (gold's
+        # rows of a group change after silver gains them); its rows after the former are the new rows.
+        since = previous.versions[name]
+        if spec in GROUP_SOURCES:
+            since = min(since, previous.gold_reflected.get(name, since))
+        if since >= version:
+            continue
+        changes = changes_between(spark, settings, spec, since, version)
+        new = (F.col("_commit_version") > previous.versions[name]).cast("long")
+        keys = ["_change_type", *(["cluster_name", group_column(spec)] if spec in GROUP_SOURCES else [])]
+        try:  # one job per table: its change types, its groups and its new rows
+            summary = changes.groupBy(*keys).agg(F.sum(new).alias("new")).collect()
+        except Exception as exc:  # noqa: BLE001 - versions from before its change data feed, files VACUUM removed
+            return Increment(now, previous, _unreadable(name, since, exc))
+        others = sorted({row["_change_type"] for row in summary} - {"insert"})
+        if others and spec in GROUP_SOURCES:
+            return Increment(now, previous, f"{name} changed otherwise than by appends ({', '.join(others)})")
+        new_rows += sum(int(row["new"] or 0) for row in summary if row["_change_type"] == "insert")
+        if spec in GROUP_SOURCES:
+            groups |= {(row["cluster_name"], row[group_column(spec)]) for row in summary}
     if now.lag_snapshot is not None and now.lag_snapshot != previous.lag_snapshot:
         new_rows += new_lag_rows(spark, settings, now, previous).count()
-    return Increment(now, previous, None, groups, new_rows)
+    return Increment(now, previous, None, tuple(sorted(groups)), new_rows)
 
 
 def _unreadable(name: str, after: int, exc: BaseException) -> str:
@@ -210,7 +208,7 @@ def changes_between(spark: SparkSession, settings: Settings, spec: TableSpec, af
 def new_lag_rows(spark: SparkSession, settings: Settings, now: Checked, previous: Checked) -> DataFrame:
     from pyspark.sql import functions as F
 
-    rows = _at(spark, settings, TABLES[LAG_TABLE], now.versions[LAG_TABLE]).filter(
+    rows = read_version(spark, settings, TABLES[LAG_TABLE], now.versions[LAG_TABLE]).filter(
         F.col("cluster_name") == settings.cluster_name)
     return rows if previous.lag_snapshot is None else rows.filter(F.col("snapshot_id") > previous.lag_snapshot)
 
@@ -244,6 +242,3 @@ def _newest_version(settings: Settings, spec: TableSpec) -> int:
     options = dict(settings.storage.delta_rs) or None
     return int(DeltaTable(table_path(settings, spec), storage_options=options).version())
 
-
-def _at(spark: SparkSession, settings: Settings, spec: TableSpec, version: int) -> DataFrame:
-    return spark.read.format("delta").option("versionAsOf", version).load(table_path(settings, spec))

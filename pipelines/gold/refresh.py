@@ -52,6 +52,7 @@ from pipelines.delta_tables import (  # latest_version: also found here by tests
     ensure_table,
     latest_version,
     read_table,
+    read_version,
     table_exists,
     table_path,
     user_metadata_entry,
@@ -284,7 +285,7 @@ def bootstrap(spark: SparkSession, settings: Settings, on_written: Callable[[tup
     from pipelines.gold import silver_changes
 
     versions = {spec.name: latest_version(spark, settings, spec) or 0 for spec in SOURCES}
-    pinned = {spec.name: _read_version(spark, settings, spec, versions[spec.name]) for spec in SOURCES}
+    pinned = {spec.name: read_version(spark, settings, spec, versions[spec.name]) for spec in SOURCES}
     _reflected[silver_changes.checkpoint_path(settings)] = dict(versions)
     with _recording(spark, versions):
         rebuild_gold(spark, settings, pinned, on_written)
@@ -397,7 +398,7 @@ def _refresh(spark: SparkSession, settings: Settings, changes: dict[str, DataFra
     from pipelines.gold.offset_commit_rate import merge_rates
 
     def rows_of(spec: TableSpec) -> DataFrame:
-        return (_read_version(spark, settings, spec, versions[spec.name]) if spec.name in versions
+        return (read_version(spark, settings, spec, versions[spec.name]) if spec.name in versions
                 else read_table(spark, settings, spec))
 
     commits = changes.get(offset_commits.TABLE.name)
@@ -568,7 +569,7 @@ def unnamed_topic_ids(spark: SparkSession, settings: Settings) -> frozenset[tupl
     known = _unnamed.get(path)
     if known is not None and known[0] == version:
         return known[1]
-    rows = (_read_version(spark, settings, PARTITION_ASSIGNMENTS, version)
+    rows = (read_version(spark, settings, PARTITION_ASSIGNMENTS, version)
             .filter(F.col("topic").isNull() & F.col("topic_id").isNotNull())
             .select("cluster_name", "group", "topic_id").distinct().collect())
     found = frozenset((r["cluster_name"], r["group"], r["topic_id"]) for r in rows)
@@ -636,6 +637,3 @@ def groups_predicate(groups: list[tuple[str, str]], group_column: str = "group")
     return " OR ".join(f"(cluster_name = {quote(cluster)} AND `{group_column}` IN "
                        f"({', '.join(map(quote, sorted(names)))}))" for cluster, names in sorted(by_cluster.items()))
 
-
-def _read_version(spark: SparkSession, settings: Settings, spec: TableSpec, version: int) -> DataFrame:
-    return spark.read.format("delta").option("versionAsOf", version).load(table_path(settings, spec))
