@@ -52,6 +52,7 @@ def _owner(member: str) -> dict:
 
 
 @pytest.mark.spark
+@pytest.mark.long  # ~13 s (GX and data docs on a session): make test-long (Makefile)
 def test_check_exits_1_naming_the_failed_critical_expectation(spark, config, tmp_path, monkeypatch,
                                                               capsys) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(pipelines.spark_session, "build_spark_session", lambda s: _KeepSession(spark))

@@ -220,6 +220,7 @@ def our_assignment(record_value: dict, assignor_name: str, partitions: dict[str,
     return {clients[member]: sorted((tp.topic, tp.partition) for tp in result[member]) for member in result}
 
 
+@pytest.mark.long  # ~20 s of consumers on the broker: make test-long (Makefile)
 def test_the_simulator_writes_the_generations_assignments_and_offsets_a_real_broker_writes(kafka_broker) -> None:  # noqa: ANN001
     bootstrap = kafka_broker.bootstrap_servers
     # Every consumer is closed by the end, as the real run must close them. Static members do not
