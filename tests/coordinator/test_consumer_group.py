@@ -340,15 +340,18 @@ def test_a_real_broker_writes_the_same_record_sequence_for_join_subscribe_and_le
     import uuid
 
     from confluent_kafka import Consumer, TopicCollection
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient
 
     from broker.embedded import TEST_FRIENDLY_PROPERTIES
+    from broker.workload import create_topic
 
     bootstrap, suffix = kafka_broker.bootstrap_servers, uuid.uuid4().hex[:8]
     group, first, second = f"kip848-seq-{suffix}", f"kip848-seq-a-{suffix}", f"kip848-seq-b-{suffix}"
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.create_topics([NewTopic(first, 2, 1), NewTopic(second, 1, 1)]).values():
-        future.result(30)
+    # create_topic waits until the partitions have leaders: describe_topics right after CreateTopics can
+    # answer UNKNOWN_TOPIC_OR_PART while the broker's metadata catches up (seen 2026-11-29 under load).
+    create_topic({"bootstrap.servers": bootstrap}, first, 2)
+    create_topic({"bootstrap.servers": bootstrap}, second, 1)
     topic_ids = {d.name: kafka_uuid_text(d.topic_id) for d in (
         f.result(30) for f in admin.describe_topics(TopicCollection([first, second])).values())}
     partitions = int(TEST_FRIENDLY_PROPERTIES["offsets.topic.num.partitions"])
