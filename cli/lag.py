@@ -24,7 +24,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "snapshot, each group's lag per partition in messages and in seconds (two estimators: "
             "interpolation over the high-watermark history, and the committed message's timestamp) and "
             "its status by Burrow's rules (OK, WARN, STALL, STOP, REWIND; group: OK, WARN, ERR) over the "
-            "last lag.intervals commits. Only snapshots not yet in the table are computed. Then print, per "
+            "last lag.intervals commits. Only the snapshots and commits silver gained since the last run are "
+            "read: each partition's replay state (its last lag.intervals commits per group, its high-watermark "
+            "history) is kept in the state store of a streaming query, checkpointed under "
+            "<warehouse>/_checkpoints/<cluster>/consumer_lag. Then print, per "
             "group, its partitions at its newest snapshot. A deleted group (DeleteGroups) has no lag after "
             "its deletion and is not printed once a snapshot was taken after it."
         ),
@@ -32,7 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--group", help="print only this group")
     parser.add_argument("--full", action="store_true",
-                        help="recompute every snapshot (replaces this cluster's rows) instead of the new ones")
+                        help="recompute every snapshot from all of silver (replaces this cluster's rows and the "
+                             "query's state) instead of the new ones")
     parser.add_argument("--no-refresh", action="store_true", help="print what is in the table, compute nothing")
     parser.set_defaults(run=run)
 

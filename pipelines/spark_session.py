@@ -63,6 +63,10 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         # own delta-rs reads go through its DataFusion engine, which applies them.
         "spark.databricks.delta.properties.defaults.enableDeletionVectors": "false",
         "spark.sql.session.timeZone": "UTC",
+        # The state store of gold.consumer_lag's query (pipelines/gold/consumer_lag.py, the only stateful one):
+        # transformWithStateInPandas requires RocksDB's; it keeps the state on local disk, not the JVM heap.
+        "spark.sql.streaming.stateStore.providerClass":
+            "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
         # Compiled generated code kept for reuse (Spark's default 100): a gold refresh on generated code runs
         # ~150 jobs, and a long-running `offsetlake run` repeats the same plans every refresh; with 100 entries
         # each refresh compiled most of them again. bench/gold.py at 200,000 commits (2026-11-28 03:42-03:51,

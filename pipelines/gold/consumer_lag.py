@@ -31,35 +31,44 @@ offset, and a group tombstone that leaves an offset in place (a group converted
 between the classic and the consumer protocol, KIP-848's upgrade path, writes
 the old type's tombstone and keeps its offsets) ends nothing.
 
-The per-partition work is plain Python (``partition_rows``), applied per
-(cluster, topic) with ``cogroup().applyInPandas``: the snapshots and the commits
-of one topic meet in one function call, which replays each partition.
+The per-partition work is plain Python (``partition_rows``, the replay of one partition's snapshots and offset
+records in the order they were written).
 
-Incremental and idempotent: only snapshots newer than the newest one already in
-gold.consumer_lag are computed and appended, with ``txnAppId =
-offsetlake-consumer-lag:<cluster>`` and ``txnVersion`` = the newest snapshot id
-written, so a re-run writes nothing. A snapshot is computed from the commits
-ingested when it is first refreshed; run ``ingest`` before ``lag``, or rebuild
-with ``full=True`` (overwrites the cluster's rows).
-What a refresh of new snapshots reads still grows with the history: every snapshot's high watermark and,
-in Spark, every offset record (``recent_records`` hands the Python replay only the last ``lag.intervals``
-records per group and partition before the new snapshots, and those after; 2026-11-28). Keeping each
-partition's replay state from one refresh to the next (Spark's state store, issue 14's item 1) is not done.
+Incremental, through Spark's state store (issue 14, item 1): ``refresh_consumer_lag`` runs one Structured
+Streaming query (``lag_events``: what silver.partition_end_offsets and silver.offset_commits gained, Delta's
+streaming source) grouped by cluster and bucket of topics into ``transformWithStateInPandas`` (``TopicReplay``),
+whose state is, per partition, what a later replay needs of everything before (``PartitionTail``: the last ``lag.intervals``
+records per group, the high-watermark history back to the log start, the newest computed snapshot). Each
+micro-batch replays the tails with the new records through ``advance_partition`` and gives the rows of the new
+snapshots; the group tombstones, which carry no topic, are applied to those rows (``ended_by_group_tombstones``),
+then the group status (``with_group_status``). What a refresh reads is what silver gained plus the state of the
+topics it touched, not the history (before: every snapshot's high watermark and every offset record, 43-54 s
+for one new snapshot at 10M commits; bench/lag.py measures it).
+
+Exactly once: each batch's rows are appended with ``txnAppId = offsetlake-consumer-lag:<cluster>`` and
+``txnVersion`` = the newest snapshot id in them, so a batch run again after a crash writes nothing; the query's
+first batch (a new warehouse, ``full=True``, or a warehouse from before the state store) replaces the cluster's
+rows. A snapshot is computed from the commits ingested when it is first refreshed (a commit ingested later counts
+from the next snapshot on, as Burrow would see it); ``full=True`` recomputes every snapshot from silver as it is.
+``consumer_lag_frame`` is the same computation over all of silver in one batch (the tests compare the two).
 
 The table's whole definition (issue 14, item 7): ``TABLE`` (schema, key, its CHECK constraints), the build step
-(``consumer_lag_frame``) and the incremental strategy (``Incremental.APPEND_NEW_SNAPSHOTS``,
-``refresh_consumer_lag``). Tested in tests/pipelines/gold/test_consumer_lag.py.
+(``partition_rows``, ``advance_partition``, ``with_group_status``) and the incremental strategy
+(``Incremental.APPEND_NEW_SNAPSHOTS``, ``refresh_consumer_lag``). Tested in tests/pipelines/gold/test_consumer_lag.py.
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
+import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import types as T
+from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 from conf.settings import LagSettings, Settings
 from pipelines.burrow_status import CommitWindow, Status, commit_lag, evaluate_partition
@@ -165,6 +174,13 @@ _ROW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("committed_message_ms", "bigint"), ("partition_status", "string"), ("window_commits", "int"),
     ("window_complete", "double"),
 )
+#: What the state store's function returns: the rows, and the position of the record in force (for
+#: ``ended_by_group_tombstones``).
+_STATE_ROW_COLUMNS = (*_ROW_COLUMNS, ("commit_source_partition", "int"), ("commit_source_offset", "bigint"))
+SNAPSHOT_EVENT, RECORD_EVENT = "snapshot", "record"  # lag_events' kinds
+#: The state store's keys: a cluster's topics in this many buckets (``TopicReplay`` says why). Part of the
+#: query's checkpoint: another number needs ``lag --full``.
+STATE_BUCKETS = 64
 _PANDAS_TYPES = {"string": "object", "bigint": "Int64", "int": "Int32", "boolean": "boolean", "double": "Float64"}
 
 
@@ -185,6 +201,11 @@ class Commit:
     offset: int | None  # None for a tombstone
     time_ms: int
     group_removed: bool = False  # the group's own tombstone (GroupMetadata, ConsumerGroupMetadata, ...)
+    position: tuple[int, int] = (0, 0)  # (source_partition, source_offset) in __consumer_offsets
+    # The lag Burrow stores with the commit, once computed (``lag_stored``): a replay state kept between refreshes
+    # (``PartitionTail``) keeps it instead of the snapshot it was computed against.
+    lag_at_commit: int | None = None
+    lag_stored: bool = False
 
 
 @dataclass(frozen=True)
@@ -218,10 +239,15 @@ class _Replay:
             if commit.offset is None:
                 self.window.clear()  # the offset was deleted: Burrow's history of it ends too
                 continue
-            # Lag stored with the commit, against the newest snapshot taken at or before it.
-            known = bisect.bisect_right(self.times, commit.time_ms) - 1
-            self.window.add(commit.offset, commit.time_ms,
-                            commit_lag(self.snapshots[known].latest if known >= 0 else None, commit.offset))
+            self.window.add(commit.offset, commit.time_ms, commit.lag_at_commit if commit.lag_stored
+                            else lag_at(self.snapshots, self.times, commit.offset, commit.time_ms))
+
+
+def lag_at(snapshots: list[Snapshot], times: list[int], offset: int, time_ms: int) -> int | None:
+    """The lag stored with a commit: against the newest snapshot taken at or before it (Burrow's
+    ``addConsumerOffset`` takes the broker's latest offset it knows then)."""
+    known = bisect.bisect_right(times, time_ms) - 1
+    return commit_lag(snapshots[known].latest if known >= 0 else None, offset)
 
 
 def partition_rows(cluster: str, topic: str, partition: int, snapshots: list[Snapshot], commits: list[Commit],
@@ -260,6 +286,7 @@ def partition_rows(cluster: str, topic: str, partition: int, snapshots: list[Sna
             row: dict[str, Any] = {
                 "cluster_name": cluster, "snapshot_id": snap.snapshot_id, "group": group, "topic": topic,
                 "partition": partition, "committed_offset": committed, "commit_ms": current.time_ms,
+                "commit_position": current.position,  # not a column: for the state path's group tombstones
                 "earliest_offset": snap.earliest, "latest_offset": snap.latest,
                 "last_stable_offset": snap.last_stable, "lag": messages.lag,
                 "commit_ahead_of_snapshot": messages.commit_ahead_of_snapshot,
@@ -284,48 +311,213 @@ def partition_rows(cluster: str, topic: str, partition: int, snapshots: list[Sna
             yield row
 
 
+# -- the replay state kept between refreshes (Spark's state store; issue 14, item 1) -----------------------
+
+
+@dataclass(frozen=True)
+class PartitionTail:
+    """What a later replay of one partition needs of everything before: the state ``advance_partition`` keeps in
+    Spark's state store from one micro-batch to the next, so that a refresh reads what is new, not the history.
+
+    * ``records``: every group's offset records on the partition in the order they were written, of those up to
+      ``computed`` only the last ``lag.intervals`` per group (``_Replay`` with ``min_distance_seconds`` 0, Burrow's
+      default: the record in force and Burrow's window are decided by them; all of them with a larger distance,
+      whose merged entries depend on where each run of close commits began), each with its stored lag; and every
+      record after ``computed`` (not yet absorbed: no snapshot at or after it yet).
+    * ``watermarks``: the ``(snapshot_id, latest_offset)`` history, from the last snapshot at or below the newest
+      snapshot's log start on (every later row's oldest unread offset is at or above the log start, which only
+      moves forward, so the interpolation's bracket lies there: ``WatermarkHistory``), and at least the last
+      ``intervals`` (Burrow's broker-offset ring); once the watermark went down (``rising`` false: a topic
+      deleted and re-created; ``interpolated_time_at_offset`` then takes the last snapshot at or below the offset
+      anywhere) every snapshot from then on.
+    * ``computed``: the newest snapshot that has rows; an older one arriving later gives none, as in
+      ``refresh_consumer_lag`` before (it computed only snapshots newer than gold's newest).
+
+    What is not kept: group tombstones (they carry no topic; the caller drops the rows they end,
+    ``ended_by_group_tombstones``) and the messages' timestamps of past snapshots (rows are only made for new ones).
+    Differs from a replay of everything only in corners: a record that arrives after snapshots newer than it
+    were computed *and* is older than the oldest kept snapshot (its stored lag is taken against the oldest kept
+    one, not the newest at or before it); a snapshot that arrives after a newer one (it gives no row, as before,
+    but a replay of everything would take it as the newest before a commit); and after a watermark fell back, a
+    row whose oldest unread offset is below every kept watermark (no interpolated lag, where a replay of
+    everything may bracket it in the history from before the topic was re-created).
+    """
+
+    computed: int | None = None
+    rising: bool = True
+    newest_earliest: int = 0
+    watermarks: tuple[tuple[int, int], ...] = ()
+    records: tuple[Commit, ...] = ()
+
+    def to_json(self) -> list[Any]:
+        return [self.computed, self.rising, self.newest_earliest, [list(w) for w in self.watermarks],
+                [[c.group, c.offset, c.time_ms, c.position[0], c.position[1], c.lag_at_commit, c.lag_stored]
+                 for c in self.records]]
+
+    @classmethod
+    def from_json(cls, data: list[Any]) -> PartitionTail:
+        computed, rising, newest_earliest, watermarks, records = data
+        return cls(computed, rising, newest_earliest, tuple((int(i), int(o)) for i, o in watermarks),
+                   tuple(Commit(g, o, t, False, (sp, so), lag, stored) for g, o, t, sp, so, lag, stored in records))
+
+
+def _written_order(commit: Commit) -> tuple[int, int, int]:
+    return commit.time_ms, commit.position[0], commit.position[1]
+
+
+def advance_partition(cluster: str, topic: str, partition: int, tail: PartitionTail, snapshots: list[Snapshot],
+                      records: list[Commit], lag: LagSettings) -> tuple[list[dict[str, Any]], PartitionTail]:
+    """The rows of the new ``snapshots`` of one partition, from ``tail`` and the new offset ``records``, and the
+    tail to keep: the same rows as ``partition_rows`` over the whole history (tests/pipelines/gold/
+    test_consumer_lag.py replays histories both ways), at a cost bounded by the tail, not the history."""
+    commits = sorted((*tail.records, *records), key=_written_order)
+    history = dict(tail.watermarks)
+    history.update((s.snapshot_id, s.latest) for s in snapshots)
+    fresh = {s.snapshot_id: s for s in snapshots}
+    # Past snapshots give no row: only their high watermark is read (partition_rows reads nothing else of them).
+    replayed = [fresh.get(i) or Snapshot(i, 0, latest, 0, {}) for i, latest in sorted(history.items())]
+    rows = list(partition_rows(cluster, topic, partition, replayed, commits, lag, tail.computed))
+
+    newest = max(snapshots, key=lambda s: s.snapshot_id, default=None)
+    computed = tail.computed
+    newest_earliest = tail.newest_earliest
+    if newest is not None and (computed is None or newest.snapshot_id > computed):
+        computed, newest_earliest = newest.snapshot_id, newest.earliest
+    times = [s.snapshot_id for s in replayed]
+    latest = [s.latest for s in replayed]
+    rising = tail.rising and all(a <= b for a, b in zip(latest, latest[1:], strict=False))
+
+    kept: list[Commit] = []
+    absorbed: dict[str, list[Commit]] = {}
+    for commit in commits:
+        if computed is not None and commit.time_ms <= computed:
+            absorbed.setdefault(commit.group, []).append(commit)
+        else:
+            kept.append(commit)
+    window = lag.intervals if lag.min_distance_seconds == 0 else None
+    for group_commits in absorbed.values():
+        kept.extend(commit if commit.lag_stored or commit.offset is None else dataclasses.replace(
+            commit, lag_at_commit=lag_at(replayed, times, commit.offset, commit.time_ms), lag_stored=True)
+            for commit in (group_commits if window is None else group_commits[-window:]))
+    kept.sort(key=_written_order)
+
+    first = 0
+    if rising:
+        first = max(0, bisect.bisect_right(latest, newest_earliest) - 1)
+        first = min(first, max(0, len(times) - lag.intervals))
+    return rows, PartitionTail(computed, rising, newest_earliest,
+                               tuple(zip(times[first:], latest[first:], strict=True)), tuple(kept))
+
+
 def _rows_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     import pandas as pd
 
-    frame = pd.DataFrame(rows, columns=[name for name, _ in _ROW_COLUMNS])
-    return frame.astype({name: _PANDAS_TYPES[kind] for name, kind in _ROW_COLUMNS})
+    # Column by column: a frame from a list of dicts, then astype, cost twice as much per row.
+    return pd.DataFrame({name: pd.array([r[name] for r in rows], dtype=_PANDAS_TYPES[kind])
+                         for name, kind in _ROW_COLUMNS})
 
 
-def _apply(lag: LagSettings, after_snapshot_id: int | None):  # type: ignore[no-untyped-def]
+def _snapshots_of(snaps: pd.DataFrame) -> dict[tuple[str, int], list[Snapshot]]:
+    """Per (topic, partition), the snapshots of a frame of ``_snapshot_columns`` rows, oldest first."""
+    snapshots_of: dict[tuple[str, int], list[Snapshot]] = {}
+    for topic, partition, snapshot_id, earliest, latest, stable, offsets, times in zip(
+            snaps["topic"].tolist(), snaps["partition"].tolist(), snaps["snapshot_id"].tolist(),
+            snaps["earliest_offset"].tolist(), snaps["latest_offset"].tolist(), snaps["last_stable_offset"].tolist(),
+            snaps["message_offsets"].tolist(), snaps["message_ms"].tolist(), strict=True):
+        messages = dict(zip((int(o) for o in offsets), (int(t) for t in times), strict=True)) \
+            if offsets is not None else {}
+        snapshots_of.setdefault((topic, int(partition)), []).append(
+            Snapshot(int(snapshot_id), int(earliest), int(latest), int(stable), messages))
+    for snapshots in snapshots_of.values():
+        snapshots.sort(key=lambda s: s.snapshot_id)
+    return snapshots_of
+
+
+def _commits_of(commits: pd.DataFrame) -> dict[tuple[str, int], list[Commit]]:
+    """Per (topic, partition), the offset records (and group tombstones) of a frame of ``_record_columns`` rows, in
+    the order they were written."""
+    import pandas as pd
+
+    commits_of: dict[tuple[str, int], list[Commit]] = {}
+    offset_column = commits["offset"].astype("Int64")
+    for topic, partition, group, offset, tombstone, time_ms, removed, source_partition, source_offset in zip(
+            commits["topic"].tolist(), commits["partition"].tolist(), commits["group"].tolist(),
+            offset_column.tolist(), commits["is_tombstone"].tolist(), commits["time_ms"].tolist(),
+            commits["group_removed"].tolist(), commits["source_partition"].tolist(),
+            commits["source_offset"].tolist(), strict=True):
+        none = bool(tombstone) or offset is pd.NA  # Int64's missing value
+        commits_of.setdefault((topic, int(partition)), []).append(
+            Commit(group, None if none else int(offset), int(time_ms), bool(removed),
+                   (int(source_partition), int(source_offset))))
+    for records in commits_of.values():
+        records.sort(key=_written_order)
+    return commits_of
+
+
+def _apply(lag: LagSettings):  # type: ignore[no-untyped-def]
     def compute(key: tuple[Any, ...], snaps: pd.DataFrame, commits: pd.DataFrame) -> pd.DataFrame:
         """The rows of every partition of one topic: ``partition_rows`` per partition."""
-        import pandas as pd
-
         cluster, topic = key
         if snaps.empty or commits.empty:
             return _rows_frame([])
-        snaps = snaps.sort_values(["partition", "snapshot_id"])
-        commits = commits.sort_values(["partition", "time_ms", "source_partition", "source_offset"])
-        snapshots_of: dict[int, list[Snapshot]] = {}
-        for partition, snapshot_id, earliest, latest, stable, offsets, times in zip(
-                snaps["partition"].tolist(), snaps["snapshot_id"].tolist(), snaps["earliest_offset"].tolist(),
-                snaps["latest_offset"].tolist(), snaps["last_stable_offset"].tolist(),
-                snaps["message_offsets"].tolist(), snaps["message_ms"].tolist(), strict=True):
-            messages = dict(zip((int(o) for o in offsets), (int(t) for t in times), strict=True)) \
-                if offsets is not None else {}
-            snapshots_of.setdefault(int(partition), []).append(
-                Snapshot(int(snapshot_id), int(earliest), int(latest), int(stable), messages))
-        commits_of: dict[int, list[Commit]] = {}
-        offset_column = commits["offset"].astype("Int64")
-        for partition, group, offset, tombstone, time_ms, removed in zip(
-                commits["partition"].tolist(), commits["group"].tolist(), offset_column.tolist(),
-                commits["is_tombstone"].tolist(), commits["time_ms"].tolist(), commits["group_removed"].tolist(),
-                strict=True):
-            none = bool(tombstone) or offset is pd.NA  # Int64's missing value
-            commits_of.setdefault(int(partition), []).append(
-                Commit(group, None if none else int(offset), int(time_ms), bool(removed)))
+        snapshots_of, commits_of = _snapshots_of(snaps), _commits_of(commits)
         rows: list[dict[str, Any]] = []
-        for partition in sorted(snapshots_of.keys() & commits_of.keys()):
-            rows.extend(partition_rows(cluster, topic, partition, snapshots_of[partition], commits_of[partition],
-                                       lag, after_snapshot_id))
+        for _, partition in sorted(snapshots_of.keys() & commits_of.keys()):
+            rows.extend(partition_rows(cluster, topic, partition, snapshots_of[topic, partition],
+                                       commits_of[topic, partition], lag))
         return _rows_frame(rows)
 
     return compute
+
+
+class TopicReplay(StatefulProcessor):
+    """The state store's processor (``transformWithStateInPandas``): for the topics of one (cluster, bucket) per
+    call, their partitions' tails (``PartitionTail``; JSON in one value state, topic -> partition -> tail) advanced
+    by the micro-batch's new snapshots and offset records, and the rows of the new snapshots.
+
+    Keyed by a bucket of topics (``STATE_BUCKETS``), not by topic: every snapshot touches every topic, and each
+    key's call costs a few milliseconds whatever it holds (its state's round trips to the JVM, its pandas frames):
+    at 2,000 topics one snapshot took 22.7 s keyed by topic (bench/lag.py, 2026-11-29 08:55).
+
+    Spark's newer stateful API rather than ``applyInPandasWithState``: PySpark 4.1.1's serializer for the older
+    one slices its Arrow batches at float offsets whenever a batch holds more rows than keys (pandas turns the
+    state-info column's padding nulls into NaN) and fails with ``TypeError: 'float' object cannot be interpreted
+    as an integer`` (2026-11-29, pandas 2.3.3, pyarrow 26).
+    """
+
+    def __init__(self, lag: LagSettings) -> None:
+        self.lag = lag
+
+    def init(self, handle: Any) -> None:
+        self.tails = handle.getValueState("tails", T.StructType([T.StructField("tails", T.StringType())]))
+
+    def handleInputRows(self, key: tuple[Any, ...], frames: Iterator[pd.DataFrame],  # noqa: N802 - Spark's name
+                        timerValues: Any) -> Iterator[pd.DataFrame]:  # noqa: N803 - Spark's name
+        import pandas as pd
+
+        cluster = key[0]
+        events = pd.concat(list(frames), ignore_index=True)
+        tails: dict[str, dict[str, Any]] = json.loads(self.tails.get()[0]) if self.tails.exists() else {}
+        snapshots_of = _snapshots_of(events[events["kind"] == SNAPSHOT_EVENT])
+        commits_of = _commits_of(events[events["kind"] == RECORD_EVENT])
+        rows: list[dict[str, Any]] = []
+        for topic, partition in sorted(snapshots_of.keys() | commits_of.keys()):
+            of_topic = tails.setdefault(topic, {})
+            kept = of_topic.get(str(partition))
+            new_rows, tail = advance_partition(
+                cluster, topic, partition, PartitionTail.from_json(kept) if kept else PartitionTail(),
+                snapshots_of.get((topic, partition), []), commits_of.get((topic, partition), []), self.lag)
+            of_topic[str(partition)] = tail.to_json()
+            rows.extend(new_rows)
+        self.tails.update((json.dumps(tails, separators=(",", ":")),))
+        frame = _rows_frame(rows)
+        positions = [r["commit_position"] for r in rows]
+        frame["commit_source_partition"] = pd.array([p[0] for p in positions], dtype="Int32")
+        frame["commit_source_offset"] = pd.array([p[1] for p in positions], dtype="Int64")
+        yield frame
+
+    def close(self) -> None:
+        pass
 
 
 def group_tombstones(spark: SparkSession, settings: Settings) -> DataFrame:
@@ -351,48 +543,64 @@ def group_tombstones(spark: SparkSession, settings: Settings) -> DataFrame:
     return classic.unionByName(typed)
 
 
-def consumer_lag_frame(spark: SparkSession, settings: Settings, after_snapshot_id: int | None = None) -> DataFrame:
-    """gold.consumer_lag rows for the snapshots newer than ``after_snapshot_id`` (all when None)."""
-    from pyspark.sql import Window
+def _snapshot_columns() -> list[Any]:
+    """The columns of a snapshot as the replay reads them (``_snapshots_of``)."""
+    from pyspark.sql import functions as F
+
+    return ["cluster_name", "topic", "partition", "snapshot_id", "earliest_offset", "latest_offset",
+            "last_stable_offset", F.transform("committed_messages", lambda m: m["offset"]).alias("message_offsets"),
+            F.transform("committed_messages", lambda m: F.unix_millis(m["message_timestamp"])).alias("message_ms")]
+
+
+def _record_columns() -> list[Any]:
+    """The columns of an offset record as the replay reads them (``_commits_of``)."""
+    from pyspark.sql import functions as F
+
+    return ["cluster_name", "topic", "partition", "group", "offset", "is_tombstone",
+            # A tombstone has no commit_timestamp: its time is when it was written.
+            F.unix_millis(F.coalesce("commit_timestamp", "record_timestamp")).alias("time_ms"),
+            "source_partition", "source_offset", F.lit(False).alias("group_removed")]
+
+
+def consumer_lag_frame(spark: SparkSession, settings: Settings) -> DataFrame:
+    """gold.consumer_lag's rows for every snapshot, replaying each partition's whole history in one batch.
+
+    What ``refresh_consumer_lag`` computes micro-batch by micro-batch from the state store, computed at once
+    (tests/pipelines/gold/test_consumer_lag.py compares the two); the group tombstones are replayed here with
+    the offset records, each on every partition the group has an offset record for.
+    """
     from pyspark.sql import functions as F
 
     from pipelines.delta_tables import read_table
 
     cluster = F.col("cluster_name") == settings.cluster_name
-    # The messages at the committed offsets matter only to the snapshots that get rows; the older ones give the
-    # high-watermark history (and the newest one before each commit), not their arrays.
-    with_rows = F.lit(True) if after_snapshot_id is None else F.col("snapshot_id") > after_snapshot_id
-    snaps = read_table(spark, settings, END_OFFSETS).filter(cluster).select(
-        "cluster_name", "topic", "partition", "snapshot_id", "earliest_offset", "latest_offset",
-        "last_stable_offset",
-        F.when(with_rows, F.transform("committed_messages", lambda m: m["offset"])).alias("message_offsets"),
-        F.when(with_rows, F.transform("committed_messages", lambda m: F.unix_millis(m["message_timestamp"])))
-        .alias("message_ms"),
-    )
-    offsets = read_table(spark, settings, COMMITS).filter(cluster).select(
-        "cluster_name", "topic", "partition", "group", "offset", "is_tombstone",
-        # A tombstone has no commit_timestamp: its time is when it was written.
-        F.unix_millis(F.coalesce("commit_timestamp", "record_timestamp")).alias("time_ms"),
-        "source_partition", "source_offset", F.lit(False).alias("group_removed"),
-    ).filter(F.col("time_ms").isNotNull())
-    # Each group tombstone, on every partition the group has an offset record for (few rows: deletions).
+    snaps = read_table(spark, settings, END_OFFSETS).filter(cluster).select(*_snapshot_columns())
+    offsets = read_table(spark, settings, COMMITS).filter(cluster).select(*_record_columns()).filter(
+        F.col("time_ms").isNotNull())
     removals = group_tombstones(spark, settings).join(
         offsets.select("cluster_name", "group", "topic", "partition").distinct(), ["cluster_name", "group"])
     commits = offsets.unionByName(removals.select(
         "cluster_name", "topic", "partition", "group", F.lit(None).cast("bigint").alias("offset"),
         F.lit(True).alias("is_tombstone"), "time_ms", "source_partition", "source_offset",
         F.lit(True).alias("group_removed")))
-    if after_snapshot_id is not None and settings.lag.min_distance_seconds == 0:
-        commits = recent_records(commits, after_snapshot_id, settings.lag.intervals)
     # One Python call per topic, not per partition: at 10,000 groups (75,000 partitions, bench/scale.py) the
     # pandas set-up of ~75,000 calls was most of the step; a topic's partitions are replayed in one call.
     keys = ["cluster_name", "topic"]
     schema = ", ".join(f"`{name}` {kind}" for name, kind in _ROW_COLUMNS)
-    rows = snaps.groupBy(*keys).cogroup(commits.groupBy(*keys)).applyInPandas(
-        _apply(settings.lag, after_snapshot_id), schema)
+    rows = snaps.groupBy(*keys).cogroup(commits.groupBy(*keys)).applyInPandas(_apply(settings.lag), schema)
+    return with_group_status(rows)
 
-    # Group status: Burrow's evaluateConsumerStatus, the worst partition status with STOP, STALL and
-    # REWIND reported as ERR (pipelines.burrow_status.group_status, in Spark over each snapshot's group).
+
+def with_group_status(rows: DataFrame) -> DataFrame:
+    """The table's columns from the replay's rows (``_ROW_COLUMNS``): times as timestamps, and the group's status
+    and lag over its partitions of all topics at each snapshot.
+
+    Group status: Burrow's evaluateConsumerStatus, the worst partition status with STOP, STALL and REWIND
+    reported as ERR (pipelines.burrow_status.group_status, in Spark over each snapshot's group).
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
     rank = F.create_map(*[x for s in Status for x in (F.lit(s.name), F.lit(int(s)))])
     per_group = Window.partitionBy("cluster_name", "snapshot_id", "group")
     worst = F.max(rank[F.col("partition_status")]).over(per_group)
@@ -412,28 +620,56 @@ def consumer_lag_frame(spark: SparkSession, settings: Settings, after_snapshot_i
     )
 
 
-def recent_records(commits: DataFrame, after_snapshot_id: int, intervals: int) -> DataFrame:
-    """The offset records a refresh of the snapshots after ``after_snapshot_id`` needs, of all ``commits``.
+def lag_events(spark: SparkSession, settings: Settings) -> DataFrame:
+    """The streaming frame of what silver gained for the cluster: new snapshots (silver.partition_end_offsets)
+    and new offset records (silver.offset_commits), one row each with ``kind`` saying which.
 
-    ``partition_rows`` replays a group's records on a partition in the order they were written; what the
-    records up to ``after_snapshot_id`` leave behind is the record in force and Burrow's window, the last
-    ``intervals`` commits since the last offset tombstone (with ``min_distance_seconds`` 0, Burrow's default, no
-    commit merges into an earlier one, so the window is exactly those). Both are decided by the last
-    ``intervals`` records before that time, whatever came earlier: those are kept, with every record after it
-    and every group tombstone (few; one before the kept records finds no deleted offset in force and changes
-    nothing). So the Python replay reads what is new plus ``intervals`` records per (group, partition) instead
-    of the whole history, and gives the same rows (a test compares them with a replay of everything). With
-    ``min_distance_seconds`` above 0 the window's entries depend on where each run of close commits began,
-    which can lie before any cut: the caller passes every record then.
+    Delta's plain streaming source, every file a batch (``maxFilesPerTrigger``): a batch holds everything both
+    tables gained when it was planned, so a snapshot never meets fewer of the records before it than a refresh
+    at that moment would read. Both tables are append-only; a commit that changes rows (a retention DELETE)
+    is passed over (``skipChangeCommits``): the lag already computed stays what it was, ``lag --full`` recomputes
+    it from silver as it is.
     """
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    new = F.col("time_ms") > after_snapshot_id
-    latest_first = Window.partitionBy("cluster_name", "topic", "partition", "group", "group_removed", new).orderBy(
-        F.col("time_ms").desc(), F.col("source_partition").desc(), F.col("source_offset").desc())
-    return (commits.withColumn("_recent", F.row_number().over(latest_first))
-            .filter(F.col("group_removed") | new | (F.col("_recent") <= intervals)).drop("_recent"))
+    from pipelines.delta_tables import table_path
+
+    def source(spec: TableSpec) -> DataFrame:
+        return (spark.readStream.format("delta").option("skipChangeCommits", "true")
+                .option("maxFilesPerTrigger", str(2**31 - 1)).load(table_path(settings, spec))
+                .filter(F.col("cluster_name") == settings.cluster_name))
+
+    snapshots = source(END_OFFSETS).select(*_snapshot_columns(), F.lit(SNAPSHOT_EVENT).alias("kind"))
+    records = source(COMMITS).select(*_record_columns(), F.lit(RECORD_EVENT).alias("kind")).filter(
+        F.col("time_ms").isNotNull())
+    return snapshots.unionByName(records, allowMissingColumns=True).withColumn(
+        "bucket", F.pmod(F.xxhash64("topic"), F.lit(STATE_BUCKETS)).cast("int"))
+
+
+def ended_by_group_tombstones(spark: SparkSession, settings: Settings, rows: DataFrame) -> DataFrame:
+    """``rows`` without those a group tombstone ended: a row whose offset was deleted (an offset tombstone in
+    force, ``committed_offset`` null) has none once the group's own tombstone came after that offset tombstone,
+    at or before the snapshot (``_Replay``'s ``group_removed``; the module docstring says why). The state store
+    keeps no group tombstone (it carries no topic), so they are looked up here, for the few rows they can end."""
+    from pyspark.sql import functions as F
+
+    tombstones = group_tombstones(spark, settings).select(*[F.col(c).alias(f"_t_{c}") for c in (
+        "cluster_name", "group", "time_ms", "source_partition", "source_offset")])
+    t, sp, so = F.col("_t_time_ms"), F.col("_t_source_partition"), F.col("_t_source_offset")
+    after = ((t > rows["commit_ms"])
+             | ((t == rows["commit_ms"]) & ((sp > rows["commit_source_partition"])
+                                            | ((sp == rows["commit_source_partition"])
+                                               & (so > rows["commit_source_offset"])))))
+    ends = ((F.col("_t_cluster_name") == rows["cluster_name"]) & (F.col("_t_group") == rows["group"])
+            & rows["committed_offset"].isNull() & after & (t <= rows["snapshot_id"]))
+    return rows.join(tombstones, ends, "left_anti")
+
+
+def lag_checkpoint(settings: Settings) -> str:
+    """``<warehouse>/_checkpoints/<cluster>/consumer_lag``: the lag query's checkpoint, holding the state store."""
+    from pipelines.storage import join
+
+    return join(settings.warehouse_uri, "_checkpoints", settings.cluster_name, "consumer_lag")
 
 
 def app_id(settings: Settings) -> str:
@@ -441,42 +677,63 @@ def app_id(settings: Settings) -> str:
 
 
 def refresh_consumer_lag(spark: SparkSession, settings: Settings, *, full: bool = False) -> LagRefreshReport:
-    """Append gold.consumer_lag rows for the snapshots not yet in it (all of them with ``full``)."""
+    """Append gold.consumer_lag rows for the snapshots silver gained since the last refresh; with ``full`` (or a
+    query that never ran: a new warehouse, one from before the state store) recompute the cluster's rows from all
+    of silver.
+
+    One Structured Streaming query (``lag_events`` grouped by topic into ``applyInPandasWithState``, whose state
+    is each partition's ``PartitionTail``), run to what is available (``run_to_available``). Exactly once: a
+    batch's rows are appended with ``txnAppId`` = ``app_id`` and ``txnVersion`` = the newest snapshot in them, so
+    a batch run again after a crash writes nothing; its first batch replaces the cluster's rows (a rebuild).
+    """
     from pyspark.sql import functions as F
 
-    from pipelines.delta_tables import ensure_current_table, ensure_table, read_table, table_path
+    from pipelines.checkpoints import run_to_available
+    from pipelines.delta_tables import ensure_current_table, ensure_table, table_path
+    from pipelines.storage import Storage
 
     started = time.monotonic()
     for spec in (END_OFFSETS, COMMITS, GROUP_METADATA, GROUP_RECORDS):
         ensure_table(spark, settings, spec)
     ensure_current_table(spark, settings, TABLE)  # a table from before gains the CHECK constraints
-    cluster = F.col("cluster_name") == settings.cluster_name
-    done = None
-    if not full:
-        done = read_table(spark, settings, TABLE).filter(cluster).agg(F.max("snapshot_id")).first()[0]
-    pending = read_table(spark, settings, END_OFFSETS).filter(cluster)
-    if done is not None:
-        pending = pending.filter(F.col("snapshot_id") > done)
-    bounds = pending.agg(F.count_distinct("snapshot_id"), F.max("snapshot_id")).first()
-    count, newest = int(bounds[0]), bounds[1]
-    if not count and not full:
-        return LagRefreshReport(0, 0, time.monotonic() - started, None)
+    checkpoint = lag_checkpoint(settings)
+    if full:
+        Storage(spark).delete(checkpoint)
+    schema = ", ".join(f"`{name}` {kind}" for name, kind in _STATE_ROW_COLUMNS)
+    stream = lag_events(spark, settings).groupBy("cluster_name", "bucket").transformWithStateInPandas(
+        TopicReplay(settings.lag), schema, "Append", "None")
+    written: list[tuple[int, int, int | None]] = []  # per batch: snapshots, rows, newest snapshot
 
-    frame = consumer_lag_frame(spark, settings, done).select(*TABLE.schema.fieldNames()).cache()
-    try:
-        rows = frame.count()
-        writer = frame.write.format("delta")
-        if full:
-            # Replace this cluster's rows only; a full rebuild has its own transaction id.
-            (writer.mode("overwrite").option("replaceWhere", f"cluster_name = '{settings.cluster_name}'")
-             .option("txnAppId", app_id(settings) + ":full").option("txnVersion", str(time.time_ns()))
-             .save(str(table_path(settings, TABLE))))
-        else:
-            (writer.mode("append").option("txnAppId", app_id(settings)).option("txnVersion", str(newest))
-             .save(str(table_path(settings, TABLE))))
-    finally:
-        frame.unpersist()
-    return LagRefreshReport(count, rows, time.monotonic() - started, newest)
+    def write(batch: DataFrame, batch_id: int) -> None:
+        rows = batch.persist()  # evaluated once: the state store's update runs with it
+        try:
+            if rows.filter(F.col("committed_offset").isNull()).isEmpty():
+                kept = rows
+            else:
+                kept = ended_by_group_tombstones(spark, settings, rows)
+            table = with_group_status(kept).select(*TABLE.schema.fieldNames()).persist()
+            try:
+                stats = table.agg(F.count(F.lit(1)), F.count_distinct("snapshot_id"), F.max("snapshot_id")).first()
+                count, snapshots, newest = int(stats[0]), int(stats[1]), stats[2]
+                writer = table.write.format("delta")
+                if batch_id == 0:
+                    # A new query: the cluster's rows are what it computes from all of silver (a rebuild).
+                    (writer.mode("overwrite").option("replaceWhere", f"cluster_name = '{settings.cluster_name}'")
+                     .option("txnAppId", app_id(settings) + ":full").option("txnVersion", str(time.time_ns()))
+                     .save(table_path(settings, TABLE)))
+                elif count:
+                    (writer.mode("append").option("txnAppId", app_id(settings)).option("txnVersion", str(newest))
+                     .save(table_path(settings, TABLE)))
+                written.append((snapshots, count, newest))
+            finally:
+                table.unpersist()
+        finally:
+            rows.unpersist()
+
+    run_to_available(stream, checkpoint, "consumer-lag", write)
+    newest_ids = [newest for _, _, newest in written if newest is not None]
+    return LagRefreshReport(sum(s for s, _, _ in written), sum(r for _, r, _ in written),
+                            time.monotonic() - started, max(newest_ids) if newest_ids else None)
 
 
 def latest_status(spark: SparkSession, settings: Settings, group: str | None = None) -> list[dict[str, Any]]:

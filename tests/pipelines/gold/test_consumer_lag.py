@@ -58,6 +58,61 @@ def test_a_group_deleted_before_it_ever_committed_here_is_not_affected_later() -
         (1000, 5, 1), (3000, 5, 1), (5000, 5, 1)]
 
 
+# -- advance_partition: the replay kept in the state store, on hand-built histories (pure Python) -------------
+
+def _history(falls_back: bool = False) -> tuple[list[Snapshot], list[Commit]]:
+    """Twelve snapshots a second apart whose log start moves up 300 messages a second (retention) and whose high
+    watermark rises 500 a second (or, ``falls_back``, drops once: a topic deleted and re-created); and the offset
+    records of three groups: a busy one committing every 300 ms, one whose offset is deleted and re-committed,
+    and one that commits once long before."""
+    snapshots = [Snapshot(1_000 * i, earliest=300 * i, latest=500 * i + 200, last_stable=500 * i + 200,
+                          message_ms={}) for i in range(1, 13)]
+    if falls_back:
+        snapshots[6] = dataclasses.replace(snapshots[6], earliest=0, latest=100, last_stable=100)
+    position = iter(range(10_000))
+    commits = [Commit("busy", 150 * i, 300 * i + 7, position=(0, next(position))) for i in range(1, 41)]
+    commits += [Commit("reset", 400, 2_500, position=(1, next(position))),
+                Commit("reset", None, 5_500, position=(1, next(position))),
+                Commit("reset", 3_000, 8_200, position=(1, next(position)))]
+    commits += [Commit("quiet", 100, 900, position=(2, next(position)))]
+    return snapshots, sorted(commits, key=lambda c: (c.time_ms, c.position))
+
+
+@pytest.mark.parametrize("falls_back", [False, True], ids=["rising", "falls-back"])
+def test_a_replay_advanced_snapshot_by_snapshot_from_its_tail_gives_the_rows_of_a_replay_of_everything(
+        falls_back: bool) -> None:
+    from pipelines.gold.consumer_lag import PartitionTail, advance_partition
+
+    lag = LagSettings(intervals=3)
+    snapshots, commits = _history(falls_back)
+    # Two of busy's commits (at 2,107 and 2,407 ms) are ingested only after the snapshot at 4,000 ms.
+    late = [c for c in commits if c.group == "busy" and c.time_ms in (2_107, 2_407)]
+    tail, rows, seen = PartitionTail(), [], 0
+    for index, snapshot in enumerate(snapshots):
+        arrived = [c for c in commits[seen:] if c.time_ms <= snapshot.snapshot_id]
+        seen += len(arrived)
+        arrived = [c for c in arrived if c not in late] + (late if snapshot.snapshot_id == 5_000 else [])
+        new_rows, tail = advance_partition("c", "t", 0, tail, [snapshot], arrived, lag)
+        # A replay of everything ingested by then: the late commits count from the snapshot after their arrival.
+        ingested = [c for c in commits if c.time_ms <= snapshot.snapshot_id
+                    and (c not in late or snapshot.snapshot_id >= 5_000)]
+        assert new_rows == [r for r in partition_rows("c", "t", 0, snapshots[:index + 1], ingested, lag)
+                            if r["snapshot_id"] == snapshot.snapshot_id]
+        rows += new_rows
+    assert {r["group"] for r in rows if r["snapshot_id"] == 12_000} == {"busy", "reset", "quiet"}
+
+    # What the tail keeps: per group its last 3 records up to the newest snapshot; the high watermarks from the
+    # last one at or below the newest log start (3,600: the snapshot at 6,000 ms, latest 3,200) on, or, once the
+    # watermark fell back (at 7,000 ms), every one from then on (those up to 2,000 ms were dropped at 6,000 ms).
+    assert tail.computed == 12_000
+    assert [(c.group, c.time_ms) for c in tail.records] == [
+        ("quiet", 900), ("reset", 2_500), ("reset", 5_500), ("reset", 8_200),
+        ("busy", 11_107), ("busy", 11_407), ("busy", 11_707)]
+    assert [t for t, _ in tail.watermarks] == (list(range(3_000, 13_000, 1_000)) if falls_back
+                                               else list(range(6_000, 13_000, 1_000)))
+    assert PartitionTail.from_json(tail.to_json()) == tail
+
+
 # -- consumer_lag_frame on hand-built silver tables (Spark, no broker) ---------------------------------------
 
 T0 = 1_700_000_000_000  # epoch ms of the first snapshot
@@ -67,12 +122,11 @@ def _at(ms: int) -> dt.datetime:
     return dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=ms)
 
 
-def _silver_history(spark, settings) -> None:  # type: ignore[no-untyped-def]
-    """20 snapshots a second apart of t/0 and t/1, and the offset records of six groups around them."""
-    from pipelines.delta_tables import ensure_table, table_path
-    from schemas import consumer_group_records, group_metadata, offset_commits, partition_end_offsets
+def _silver_history(settings) -> dict:  # type: ignore[no-untyped-def]
+    """20 snapshots a second apart of t/0 and t/1, and the offset records of six groups around them: the rows of
+    each silver table, by table spec."""
+    from schemas import group_metadata, offset_commits, partition_end_offsets
 
-    ensure_table(spark, settings, consumer_group_records.TABLE)  # no KIP-848 group here
     position = iter(range(1_000_000))
 
     def record(group: str, partition: int, ms: int, offset: int | None) -> dict:
@@ -92,63 +146,78 @@ def _silver_history(spark, settings) -> None:  # type: ignore[no-untyped-def]
         rows += [record("gone", partition, T0 + 1_000 * i + 20, 30 * i) for i in range(9)]
         rows += [record("gone", partition, T0 + 9_000, None)]  # DeleteGroups: the offset tombstones, ...
     rows += [record("late", 0, T0 + 15_500 + i, 40 + i) for i in range(5)]  # a group that starts late
-    frames = {offset_commits.TABLE: rows}
     gone = {**{k: v for k, v in record("gone", 0, T0 + 9_000, None).items()
                if k in group_metadata.TABLE.schema.fieldNames()}, "is_tombstone": True}  # ... then the group's
-    frames[group_metadata.TABLE] = [{name: gone.get(name) for name in group_metadata.TABLE.schema.fieldNames()}]
-    frames[partition_end_offsets.TABLE] = [{
-        "cluster_name": settings.cluster_name, "snapshot_id": T0 + 1_000 * i, "snapshot_time": _at(T0 + 1_000 * i),
-        "topic": "t", "partition": partition, "earliest_offset": 0, "latest_offset": 100 + 60 * i,
-        "last_stable_offset": 100 + 60 * i, "committed_messages": [], "snapshot_date": _at(T0 + 1_000 * i).date(),
-        "topic_id": None} for i in range(20) for partition in (0, 1)]
-    for spec, table_rows in frames.items():
+    return {
+        offset_commits.TABLE: rows,
+        group_metadata.TABLE: [{name: gone.get(name) for name in group_metadata.TABLE.schema.fieldNames()}],
+        partition_end_offsets.TABLE: [{
+            "cluster_name": settings.cluster_name, "snapshot_id": T0 + 1_000 * i, "snapshot_time": _at(T0 + 1_000 * i),
+            "topic": "t", "partition": partition, "earliest_offset": 0, "latest_offset": 100 + 60 * i,
+            "last_stable_offset": 100 + 60 * i, "committed_messages": [], "snapshot_date": _at(T0 + 1_000 * i).date(),
+            "topic_id": None} for i in range(20) for partition in (0, 1)],
+    }
+
+
+def _append(spark, settings, tables: dict) -> None:  # type: ignore[no-untyped-def]
+    from pipelines.delta_tables import ensure_table, table_path
+    from schemas import consumer_group_records
+
+    ensure_table(spark, settings, consumer_group_records.TABLE)  # no KIP-848 group here
+    for spec, table_rows in tables.items():
         ensure_table(spark, settings, spec)
-        spark.createDataFrame(table_rows, spec.schema).write.format("delta").mode("append").save(
-            table_path(settings, spec))
+        if table_rows:
+            spark.createDataFrame(table_rows, spec.schema).write.format("delta").mode("append").save(
+                table_path(settings, spec))
 
 
-def test_lag_for_new_snapshots_from_the_recent_records_is_the_replay_of_the_whole_history(
+def _time(row: dict) -> int:
+    """When a silver row happened, in epoch ms: a snapshot's id, a record's timestamp."""
+    if "snapshot_id" in row:
+        return row["snapshot_id"]
+    return int(row["record_timestamp"].timestamp() * 1000)
+
+
+def test_refreshes_from_the_state_store_give_the_rows_of_a_replay_of_all_of_silver_and_a_full_one_the_same(
         spark, warehouse_settings) -> None:  # type: ignore[no-untyped-def]
-    from pyspark.sql import functions as F
+    from pipelines.gold.consumer_lag import consumer_lag_frame
 
-    from pipelines.gold.consumer_lag import consumer_lag_frame, recent_records
-
+    # Burrow's window of 3: the state keeps 3 records per group and partition from before each refresh.
     settings = dataclasses.replace(warehouse_settings, lag=LagSettings(intervals=3))
-    _silver_history(spark, settings)
-    after = T0 + 11_000  # snapshots 12 to 19 are new
-    whole = [r.asDict() for r in consumer_lag_frame(spark, settings).filter(F.col("snapshot_id") > after).collect()]
-    recent = [r.asDict() for r in consumer_lag_frame(spark, settings, after).collect()]
-    assert sorted(whole, key=repr) == sorted(recent, key=repr)
+    history = _silver_history(settings)
+    # Silver grows in two steps: the records and snapshots up to 9,000 ms, then the rest. (Records ingested after
+    # newer snapshots were computed: the advance_partition tests above.)
+    refreshed = []
+    for after, until in ((-(2**62), T0 + 9_000), (T0 + 9_000, T0 + 19_000)):
+        _append(spark, settings, {spec: [r for r in rows if after < _time(r) <= until]
+                                  for spec, rows in history.items()})
+        report = refresh_consumer_lag(spark, settings)
+        assert report.newest_snapshot_id == until
+        refreshed.append(report.snapshots)
+    assert refreshed == [10, 10]
+    assert refresh_consumer_lag(spark, settings).snapshots == 0  # nothing new: nothing computed
+    table = [r.asDict() for r in read_table(spark, settings, TABLE).collect()]
+    replay = [r.asDict() for r in consumer_lag_frame(spark, settings).collect()]
+    assert sorted(table, key=repr) == sorted(replay, key=repr)
+
     # Every group is in the comparison, in the states that matter: a window full of commits (busy), a window
-    # that the first new snapshot still takes from before the cut (steady), an offset
-    # committed long before the cut (quiet), a window emptied by an offset tombstone after it (reset), a group
-    # deleted before it (gone: no row) and one that only starts after it (late).
+    # taken from before a refresh (steady), an offset committed long before (quiet), a window emptied by an offset
+    # tombstone (reset), a group deleted (gone: no row after its tombstone) and one that starts late (late).
     def on_t0(snapshot: int) -> dict[str, dict]:
-        return {r["group"]: r for r in whole if r["snapshot_id"] == snapshot and r["partition"] == 0}
+        return {r["group"]: r for r in table if r["snapshot_id"] == snapshot and r["partition"] == 0}
 
     groups = on_t0(T0 + 19_000)
     assert set(groups) == {"busy", "steady", "quiet", "reset", "late"}
+    assert "gone" in on_t0(T0 + 8_000) and "gone" not in on_t0(T0 + 9_000)
     assert on_t0(T0 + 12_000)["steady"]["window_commits"] == 3  # its commits at 6,005, 8,005 and 10,005 ms
     assert (groups["quiet"]["committed_offset"], groups["reset"]["committed_offset"]) == (4, 500)
+    assert on_t0(T0 + 14_000)["reset"]["committed_offset"] is None  # its offset deleted at 12,500 ms
     assert groups["busy"]["window_commits"] == 3
 
-    # What the replay was given: per (group, partition), the last 3 records up to the cut and all after it.
-    records = F.unix_millis(F.coalesce("commit_timestamp", "record_timestamp")).alias("time_ms")
-    from pipelines.delta_tables import read_table
-    from schemas import offset_commits
-
-    silver = read_table(spark, settings, offset_commits.TABLE).select(
-        "cluster_name", "topic", "partition", "group", records, "source_partition", "source_offset",
-        F.lit(False).alias("group_removed"))
-    kept = {(r["group"], r["partition"]): r["count"]
-            for r in recent_records(silver, after, 3).groupBy("group", "partition").count().collect()}
-    # busy: 3 up to the cut + its commits after it (T0-500+150i > T0+11,000 for i >= 77: 53 of 130);
-    # quiet: its 2; reset: 3 + (commits at 12,010 .. 11 x 1,000 + 10: i = 11, one) + tombstone + 500;
-    # steady: 3 + 4 (12,005 .. 18,005); gone: 3 (all before the cut); late: its 5 (all after).
-    assert kept == {**{("busy", p): 3 + 53 for p in (0, 1)}, **{("quiet", p): 2 for p in (0, 1)},
-                    **{("steady", p): 3 + 4 for p in (0, 1)},
-                    **{("reset", p): 3 + 1 + 2 for p in (0, 1)}, **{("gone", p): 3 for p in (0, 1)},
-                    ("late", 0): 5}
+    # A full refresh recomputes every snapshot from all of silver, with a new state.
+    assert refresh_consumer_lag(spark, settings, full=True).snapshots == 20
+    rebuilt = [r.asDict() for r in read_table(spark, settings, TABLE).collect()]
+    assert sorted(rebuilt, key=repr) == sorted(replay, key=repr)
 
 
 # -- on the embedded broker --------------------------------------------------------------------------------
