@@ -37,8 +37,9 @@ records in the order they were written).
 Incremental, through Spark's state store (issue 14, item 1): ``refresh_consumer_lag`` runs one Structured
 Streaming query (``lag_events``: what silver.partition_end_offsets and silver.offset_commits gained, Delta's
 streaming source) grouped by cluster and bucket of topics into ``transformWithStateInPandas`` (``TopicReplay``),
-whose state is, per partition, what a later replay needs of everything before (``PartitionTail``: the last ``lag.intervals``
-records per group, the high-watermark history back to the log start, the newest computed snapshot). Each
+whose state is, per partition, what a later replay needs of everything before (``PartitionTail``: the last
+``lag.intervals`` records per group, the high-watermark history back to the log start, the newest computed
+snapshot). Each
 micro-batch replays the tails with the new records through ``advance_partition`` and gives the rows of the new
 snapshots; the group tombstones, which carry no topic, are applied to those rows (``ended_by_group_tombstones``),
 then the group status (``with_group_status``). What a refresh reads is what silver gained plus the state of the
