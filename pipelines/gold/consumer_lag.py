@@ -682,10 +682,12 @@ def refresh_consumer_lag(spark: SparkSession, settings: Settings, *, full: bool 
     query that never ran: a new warehouse, one from before the state store) recompute the cluster's rows from all
     of silver.
 
-    One Structured Streaming query (``lag_events`` grouped by topic into ``applyInPandasWithState``, whose state
-    is each partition's ``PartitionTail``), run to what is available (``run_to_available``). Exactly once: a
-    batch's rows are appended with ``txnAppId`` = ``app_id`` and ``txnVersion`` = the newest snapshot in them, so
-    a batch run again after a crash writes nothing; its first batch replaces the cluster's rows (a rebuild).
+    One Structured Streaming query (``lag_events`` grouped by cluster and bucket of topics into
+    ``transformWithStateInPandas``, whose state is each partition's ``PartitionTail``), run to what is available
+    (``run_to_available``). Exactly once: a batch's rows are appended with ``txnAppId`` = ``app_id`` and
+    ``txnVersion`` = the newest snapshot in them, so a batch run again after a crash writes nothing; its first
+    batch replaces the cluster's rows (a rebuild). As before the state store, a snapshot older than one already
+    written (snapshots of some topics taken apart and ingested late) is not written.
     """
     from pyspark.sql import functions as F
 
