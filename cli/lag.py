@@ -54,7 +54,7 @@ def refresh_and_print(spark: SparkSession, settings: Settings, *, full: bool = F
     from pipelines.gold.consumer_lag import refresh_consumer_lag
 
     report = refresh_consumer_lag(spark, settings, full=full)
-    print(f"lag: {report.snapshots} new snapshots, {report.rows:,} rows appended to gold.consumer_lag "
+    print(f"lag: {report.snapshots} new snapshots with rows, {report.rows:,} rows appended to gold.consumer_lag "
           f"in {report.seconds:.1f}s", file=sys.stderr, flush=True)
 
 

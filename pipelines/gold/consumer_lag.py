@@ -211,7 +211,7 @@ class Commit:
 
 @dataclass(frozen=True)
 class LagRefreshReport:
-    snapshots: int  # snapshots computed and appended
+    snapshots: int  # new snapshots that gave rows (one where every group was deleted gives none)
     rows: int
     seconds: float
     newest_snapshot_id: int | None
