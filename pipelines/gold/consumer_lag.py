@@ -287,7 +287,9 @@ def partition_rows(cluster: str, topic: str, partition: int, snapshots: list[Sna
             row: dict[str, Any] = {
                 "cluster_name": cluster, "snapshot_id": snap.snapshot_id, "group": group, "topic": topic,
                 "partition": partition, "committed_offset": committed, "commit_ms": current.time_ms,
-                "commit_position": current.position,  # not a column: for the state path's group tombstones
+                # The record in force's place in __consumer_offsets: not table columns; the state path's group
+                # tombstones are ordered against it (ended_by_group_tombstones).
+                "commit_source_partition": current.position[0], "commit_source_offset": current.position[1],
                 "earliest_offset": snap.earliest, "latest_offset": snap.latest,
                 "last_stable_offset": snap.last_stable, "lag": messages.lag,
                 "commit_ahead_of_snapshot": messages.commit_ahead_of_snapshot,
@@ -410,12 +412,12 @@ def advance_partition(cluster: str, topic: str, partition: int, tail: PartitionT
                                tuple(zip(times[first:], latest[first:], strict=True)), tuple(kept))
 
 
-def _rows_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def _rows_frame(rows: list[dict[str, Any]], columns: tuple[tuple[str, str], ...] = _ROW_COLUMNS) -> pd.DataFrame:
     import pandas as pd
 
     # Column by column: a frame from a list of dicts, then astype, cost twice as much per row.
     return pd.DataFrame({name: pd.array([r[name] for r in rows], dtype=_PANDAS_TYPES[kind])
-                         for name, kind in _ROW_COLUMNS})
+                         for name, kind in columns})
 
 
 def _snapshots_of(snaps: pd.DataFrame) -> dict[tuple[str, int], list[Snapshot]]:
@@ -511,11 +513,7 @@ class TopicReplay(StatefulProcessor):
             of_topic[str(partition)] = tail.to_json()
             rows.extend(new_rows)
         self.tails.update((json.dumps(tails, separators=(",", ":")),))
-        frame = _rows_frame(rows)
-        positions = [r["commit_position"] for r in rows]
-        frame["commit_source_partition"] = pd.array([p[0] for p in positions], dtype="Int32")
-        frame["commit_source_offset"] = pd.array([p[1] for p in positions], dtype="Int64")
-        yield frame
+        yield _rows_frame(rows, _STATE_ROW_COLUMNS)
 
     def close(self) -> None:
         pass
@@ -692,7 +690,7 @@ def refresh_consumer_lag(spark: SparkSession, settings: Settings, *, full: bool 
     from pyspark.sql import functions as F
 
     from pipelines.checkpoints import run_to_available
-    from pipelines.delta_tables import ensure_current_table, ensure_table, table_path
+    from pipelines.delta_tables import ensure_current_table, ensure_table, idempotent_append, table_path
     from pipelines.storage import Storage
 
     started = time.monotonic()
@@ -718,15 +716,14 @@ def refresh_consumer_lag(spark: SparkSession, settings: Settings, *, full: bool 
             try:
                 stats = table.agg(F.count(F.lit(1)), F.count_distinct("snapshot_id"), F.max("snapshot_id")).first()
                 count, snapshots, newest = int(stats[0]), int(stats[1]), stats[2]
-                writer = table.write.format("delta")
                 if batch_id == 0:
                     # A new query: the cluster's rows are what it computes from all of silver (a rebuild).
-                    (writer.mode("overwrite").option("replaceWhere", f"cluster_name = '{settings.cluster_name}'")
+                    (table.write.format("delta").mode("overwrite")
+                     .option("replaceWhere", f"cluster_name = '{settings.cluster_name}'")
                      .option("txnAppId", app_id(settings) + ":full").option("txnVersion", str(time.time_ns()))
                      .save(table_path(settings, TABLE)))
                 elif count:
-                    (writer.mode("append").option("txnAppId", app_id(settings)).option("txnVersion", str(newest))
-                     .save(table_path(settings, TABLE)))
+                    idempotent_append(table, settings, TABLE, app_id(settings), newest)
                 written.append((snapshots, count, newest))
             finally:
                 table.unpersist()
