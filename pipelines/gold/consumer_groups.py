@@ -28,17 +28,25 @@ Topic ids, not names, identify partitions in these records; names are joined lat
 (:func:`topic_names`), and an id without a name is kept with a null name.
 
 The core (:func:`derive`) is plain Python over :class:`GroupRecord` objects, tested with
-hand-built sequences; :func:`consumer_group_tables` runs it per group with ``applyInPandas``.
+hand-built sequences. Two ways to run it in Spark: :func:`consumer_group_tables` replays every group from
+all its records with ``applyInPandas`` (a rebuild, and the reference); gold's query keeps each group's replay
+in Spark's state store (:class:`GroupReplay` over ``transformWithStateInPandas``, issue 14 item 1) and
+advances it by the new records alone (:func:`advance_replay`), giving the rows :func:`derive` of everything
+gives.
 """
 
 from __future__ import annotations
 
 import json
+import pickle
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import types as T
+from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 from pipelines.gold.group_generations import TABLE as GENERATIONS
 from pipelines.gold.group_membership import TABLE as MEMBERSHIP
@@ -471,10 +479,80 @@ def likely_cause(before: _Snapshot, after: _Snapshot) -> str:
 def derive(records: Iterable[GroupRecord]) -> GroupHistory:
     """Replay one group's records (any order; sorted here by append time and position)."""
     replay = _Replay(GroupHistory())
-    ordered = sorted(records, key=lambda r: (r.at_ms, r.position))
+    ordered = sorted(records, key=_log_order)
     for at, batch in groupby(ordered, key=lambda r: r.at_ms):
         replay.apply_batch(at, list(batch))
     return replay.finish()
+
+
+def _log_order(record: GroupRecord) -> tuple[int, tuple[int, int]]:
+    return record.at_ms, record.position
+
+
+# ------------------------------------------------------------ the replay resumed (Spark's state store)
+
+#: The shape of what ``ReplayTail`` pickles. Bumped when ``_Replay`` or the records change their fields: a state of
+#: another format is refused (``ReplayTail.loads``) rather than unpickled into a replay that would run wrong.
+REPLAY_STATE_FORMAT = 1
+
+
+class ReplayStateError(RuntimeError):
+    """The state store holds a group's replay in a format this offsetlake does not read."""
+
+
+@dataclass(frozen=True)
+class ReplayTail:
+    """What the state store keeps of one group between micro-batches (issue 14, item 1): the replay as it stood
+    before the group's newest append time, pickled, and that append time's records.
+
+    Not the replay after them: :func:`derive` applies every record of one append time as one write (a coordinator
+    write shares one append time) and looks at the group only after it. Records of that same millisecond may
+    still come in a later micro-batch (two writes in one millisecond, ingested apart); resumed from before that
+    time, the replay applies them with the ones kept, as :func:`derive` of everything does.
+
+    A pickle, not JSON: the replay is a graph of the coordinator's view and the rows it has produced (an open
+    generation is both the replay's ``generation`` and an element of ``out.generations``), which pickle keeps
+    and a JSON layout would have to rebuild by hand. It is only ever read back by the state store of the same
+    checkpoint, written by offsetlake itself.
+    """
+
+    before_last: bytes  # pickle of a _Replay
+    last: tuple[GroupRecord, ...]
+
+    def dumps(self) -> bytes:
+        return pickle.dumps((REPLAY_STATE_FORMAT, self.before_last, self.last), protocol=pickle.HIGHEST_PROTOCOL)
+
+    @classmethod
+    def loads(cls, data: bytes) -> ReplayTail:
+        saved = pickle.loads(data)  # noqa: S301 - the state store of offsetlake's own checkpoint
+        if not isinstance(saved, tuple) or len(saved) != 3 or saved[0] != REPLAY_STATE_FORMAT:
+            found = saved[0] if isinstance(saved, tuple) and saved else "unknown"
+            raise ReplayStateError(f"a KIP-848 group's replay state is in format {found}, this offsetlake reads "
+                                   f"{REPLAY_STATE_FORMAT}: rebuild gold (delete <warehouse>/_checkpoints/gold_v2)")
+        return cls(saved[1], tuple(saved[2]))
+
+
+def advance_replay(tail: ReplayTail | None, new: Iterable[GroupRecord]) -> tuple[GroupHistory, ReplayTail]:
+    """One group's history after ``new`` records, resumed from ``tail`` (None: a group seen for the first time), and
+    the tail to keep: what :func:`derive` of every record so far gives, replaying only the new ones.
+
+    A record already kept (the same position) is not applied twice. Known corner: a record older than the kept
+    append time (a broker clock set back between two writes) is applied after everything before that time, where
+    :func:`derive` would sort it among them.
+    """
+    replay = pickle.loads(tail.before_last) if tail is not None else _Replay(GroupHistory())  # noqa: S301 - as above
+    kept = tail.last if tail is not None else ()
+    seen = {r.position for r in kept}
+    pending = sorted([*kept, *(r for r in new if r.position not in seen)], key=_log_order)
+    if not pending:
+        return replay.finish(), tail or ReplayTail(pickle.dumps(replay, protocol=pickle.HIGHEST_PROTOCOL), ())
+    writes = [(at, list(batch)) for at, batch in groupby(pending, key=lambda r: r.at_ms)]
+    for at, batch in writes[:-1]:
+        replay.apply_batch(at, batch)
+    before_last = pickle.dumps(replay, protocol=pickle.HIGHEST_PROTOCOL)
+    at, batch = writes[-1]
+    replay.apply_batch(at, batch)
+    return replay.finish(), ReplayTail(before_last, tuple(batch))
 
 
 # ------------------------------------------------------------------------- rows for the tables
@@ -600,23 +678,70 @@ def has_consumer_groups(records: DataFrame) -> bool:
     return not records.filter(F.col("type").isin(*RECORD_TYPES)).isEmpty()
 
 
+ROWS_COLUMNS = ["cluster_name", "group", "table", "row"]
+
+
+def _group_rows(cluster: str, group: str, history: GroupHistory) -> Any:  # a pandas frame of ROWS_SCHEMA
+    import pandas as pd
+
+    rows = [(cluster, group, table, json.dumps(row)) for table, row in history_rows(history)]
+    rows += [(cluster, group, "topic_names", json.dumps({"topic_id": t, "topic": n}))
+             for t, n in sorted(history.topic_names.items())]
+    return pd.DataFrame(rows, columns=ROWS_COLUMNS)
+
+
 def _derive_group(frame: Any) -> Any:  # pandas in, pandas out (applyInPandas)
     import pandas as pd
 
     if frame.empty:
-        return pd.DataFrame(columns=["cluster_name", "group", "table", "row"])
+        return pd.DataFrame(columns=ROWS_COLUMNS)
     cluster, group = frame["cluster_name"].iloc[0], frame["group"].iloc[0]
-    records = [record_from_row(row) for row in frame.to_dict("records")]
-    history = derive(records)
-    rows = [(cluster, group, table, json.dumps(row)) for table, row in history_rows(history)]
-    rows += [(cluster, group, "topic_names", json.dumps({"topic_id": t, "topic": n}))
-             for t, n in sorted(history.topic_names.items())]
-    return pd.DataFrame(rows, columns=["cluster_name", "group", "table", "row"])
+    return _group_rows(cluster, group, derive(record_from_row(row) for row in frame.to_dict("records")))
 
 
 def derived_rows(records: DataFrame) -> DataFrame:
-    """One (cluster_name, group, table, row JSON) per gold row, computed per group on the executors."""
+    """One (cluster_name, group, table, row JSON) per gold row, computed per group on the executors: the replay
+    of all of ``records`` (a rebuild, and the reference the state store's replay is compared with)."""
     return flat_records(records).groupBy("cluster_name", "group").applyInPandas(_derive_group, ROWS_SCHEMA)
+
+
+class GroupReplay(StatefulProcessor):
+    """The state store's processor (``transformWithStateInPandas``, keyed by cluster and group): the group's
+    ``ReplayTail`` advanced by the micro-batch's new records (:func:`advance_replay`), and every gold row of the
+    group after them, as :func:`derived_rows` gives them.
+
+    Every row, not only the changed ones: gold's group tables replace a touched group's rows whole (a group id can
+    move between the classic and the consumer protocol, and the storm flag is computed over both), and the rows
+    are what :func:`history_rows` makes of the whole history (a membership row's end, an assignment that came
+    back within an epoch, are set on rows written before). What the state store saves is reading and replaying
+    the group's records from its first.
+    """
+
+    def init(self, handle: Any) -> None:
+        self.tail = handle.getValueState("tail", T.StructType([T.StructField("tail", T.BinaryType())]))
+
+    def handleInputRows(self, key: tuple[Any, ...], frames: Iterator[Any],  # noqa: N802 - Spark's name
+                        timerValues: Any) -> Iterator[Any]:  # noqa: N803 - Spark's name
+        import pandas as pd
+
+        cluster, group = key
+        frame = pd.concat(list(frames), ignore_index=True)
+        records = [record_from_row(row) for row in frame.to_dict("records")]
+        tail = ReplayTail.loads(bytes(self.tail.get()[0])) if self.tail.exists() else None
+        history, tail = advance_replay(tail, records)
+        self.tail.update((tail.dumps(),))
+        yield _group_rows(cluster, group, history)
+
+    def close(self) -> None:
+        pass
+
+
+def replayed_rows(records: DataFrame) -> DataFrame:
+    """A streaming frame of silver.consumer_group_records' new rows -> (cluster_name, group, table, row JSON) of
+    every gold row of each group that gained records, from the group's replay kept in Spark's state store
+    (:class:`GroupReplay`)."""
+    return flat_records(records).groupBy("cluster_name", "group").transformWithStateInPandas(
+        GroupReplay(), ROWS_SCHEMA, "Append", "None")
 
 
 def table_frame(rows: DataFrame, table: str, columns: Sequence[Any]) -> DataFrame:
@@ -663,10 +788,15 @@ def consumer_group_tables(records: DataFrame, known_names: Sequence[DataFrame]) 
 
     ``known_names``: (cluster_name, topic_id, topic) frames for :func:`topic_names`.
     """
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
+    return tables_of_rows(derived_rows(records).localCheckpoint(),  # parsed five times: derive once
+                          known_names)
 
-    rows = derived_rows(records).localCheckpoint()  # parsed five times below; derive once
+
+def tables_of_rows(rows: DataFrame, known_names: Sequence[DataFrame]) -> dict[str, DataFrame]:
+    """Every group gold table's rows from ``rows`` (cluster_name, group, table, row JSON: :func:`derived_rows` or
+    the state store's :func:`replayed_rows`), topic ids named as :func:`consumer_group_tables` says."""
+    from pyspark.sql import functions as F
+
     tables = {}
     for spec in (GENERATIONS, MEMBERSHIP, ASSIGNMENTS, STATES, EVENTS):
         columns = [f for f in spec.schema.fields if f.name not in ("cluster_name", "group", "group_type", "topic")]

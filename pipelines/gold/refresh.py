@@ -13,17 +13,20 @@ with Delta's history read by hand). Each micro-batch (``apply_changes``):
   recomputes only the groups that got new GroupMetadata records (classic groups) or new
   silver.consumer_group_records rows of KIP-848 consumer groups, from all of those groups'
   records of both kinds (a group id can move between the protocols), and replaces exactly those
-  groups' rows (one ``replaceWhere`` overwrite per table, atomic). KIP-848 groups are derived
-  by ``consumer_groups`` (a replay of their records per group); their topic ids are named from
+  groups' rows (one ``replaceWhere`` overwrite per table, atomic). KIP-848 groups' rows come from
+  their replay kept in Spark's state store by gold's own query (``consumer_groups.GroupReplay``: each
+  group's replay advanced by its new records alone), or for a group touched otherwise, from gold as it
+  is (``consumer_group_rows``); their topic ids are named from
   offset commits that carry ids, the groups' records, silver.topic_names (the ids the end-offset
   snapshots described, ``pipelines.topic_names``) and names gold already has -- never by asking the
   cluster, so a rebuild gives the same rows. A group whose assignments hold an id no source named yet
   is recomputed when a later snapshot or commit names it.
 
 A batch that dies half-way is run again over the same rows after a restart and converges to the same
-result (every step above is idempotent); with nothing new, no batch runs and nothing is written. If silver
-did more than append (e.g. a retention delete; OPTIMIZE changes no rows and has no change data), gold is
-rebuilt from the whole of silver instead. A query without a checkpoint, or a gold table missing, starts
+result (every step above is idempotent, and the state store's replays are those of the batch before it);
+with nothing new, no batch runs and nothing is written. If silver did more than append (e.g. a retention
+delete; OPTIMIZE changes no rows and has no change data), gold is rebuilt from the whole of silver instead,
+with the query (and its state) started afresh. A query without a checkpoint, or a gold table missing, starts
 with a rebuild from silver at pinned versions (``bootstrap``).
 
 Every gold commit of a refresh records the silver versions gold then reflects (``userMetadata``,
@@ -64,7 +67,7 @@ from pipelines.gold.group_state_history import TABLE as GROUP_STATE_HISTORY
 from pipelines.gold.offset_commit_rate import TABLE as OFFSET_COMMIT_RATE
 from pipelines.gold.partition_assignments import TABLE as PARTITION_ASSIGNMENTS
 from pipelines.gold.rebalance_events import TABLE as REBALANCE_EVENTS
-from pipelines.gold.silver_changes import SOURCE_TABLE, SOURCES, BatchSummary, column_of
+from pipelines.gold.silver_changes import REPLAYED, REPLAYED_COLUMN, SOURCE_TABLE, SOURCES, BatchSummary, column_of
 from pipelines.spark_jobs import interpreted_expressions, run_together
 from pipelines.storage import Storage
 from schemas import consumer_group_records, group_members, group_metadata, offset_commits, topic_names
@@ -259,13 +262,31 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
         written.extend(tables)
         on_written(tables)
 
-    starting: dict[str, int] | None = None
-    if silver_changes.bootstrap_needed(spark, settings, not missing):
-        Storage(spark).delete(checkpoint)
-        starting = bootstrap(spark, settings, announce)
-    run_to_available(silver_changes.silver_change_stream(spark, settings, starting), checkpoint, "offsetlake-gold",
-                     lambda batch, _: apply_changes(spark, settings, batch, announce))
+    for former in silver_changes.former_checkpoint_paths(settings):
+        if Storage(spark).exists(former):  # an older offsetlake's query: this one starts afresh, with a rebuild
+            Storage(spark).delete(checkpoint)
+            Storage(spark).delete(former)
+    for attempt in (1, 2):
+        starting: dict[str, int] | None = None
+        if silver_changes.bootstrap_needed(spark, settings, not missing):
+            Storage(spark).delete(checkpoint)
+            starting = bootstrap(spark, settings, announce)
+        try:
+            run_to_available(silver_changes.silver_change_stream(spark, settings, starting), checkpoint,
+                             "offsetlake-gold", lambda batch, _: apply_changes(spark, settings, batch, announce))
+        except SilverRewritten:
+            if attempt == 2:
+                raise
+            # The query's state (the KIP-848 groups' replays) reflects rows silver no longer holds: gold and the
+            # state are rebuilt from silver as it is, by a query started afresh.
+            Storage(spark).delete(checkpoint)
+            continue
+        break
     return tuple(dict.fromkeys(written))
+
+
+class SilverRewritten(RuntimeError):
+    """A batch of gold's query holds changes to silver other than appends (a retention DELETE, a RESTORE)."""
 
 
 #: What a gold table's Delta commits carry in ``userMetadata`` (``reflected_silver_versions`` reads it back).
@@ -307,7 +328,10 @@ def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
     again after a crash changes nothing it had already changed.
 
     A batch holding any change that is not an insert (silver was changed, not appended to: a retention
-    DELETE, a RESTORE) rebuilds gold from the whole of silver. A batch of at most
+    DELETE, a RESTORE) fails with ``SilverRewritten``, before writing anything: ``refresh_gold_tables`` then
+    rebuilds gold from the whole of silver with a query started afresh (the state store's replays of KIP-848
+    groups hold the rows silver lost; a kill before that runs the same batch, and fails the same way, again).
+    A batch of at most
     ``gold.interpreted_up_to_rows`` rows runs on Spark's interpreted expressions
     (``pipelines.spark_jobs.interpreted_expressions`` says why).
     """
@@ -322,19 +346,18 @@ def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
         batch = batch.filter(silver_changes.after_versions(applied))
     rows = batch.localCheckpoint()  # read once from the change data feed; every step below reads it again
     summary = silver_changes.summarize(rows, touching_group())
-    if not summary.versions:
+    if summary.other_changes:
+        raise SilverRewritten(f"silver holds {summary.other_changes} changes that are not appends")
+    if not summary.versions and not summary.rows:
         return
     # The versions of the tables this batch did not touch: from this process, else from gold's commits (once).
     known = applied if applied is not None else reflected_silver_versions(spark, settings)
     reflected = {**known, **summary.versions}
     with _recording(spark, reflected):
-        if summary.other_changes:
-            rebuild_gold(spark, settings, None, on_written)
-        else:
-            limit = settings.gold.interpreted_up_to_rows
-            with interpreted_expressions(spark, 0 < summary.total <= limit):
-                _refresh(spark, settings, silver_changes.changed_rows(rows, summary), summary.versions,
-                         touched_groups(summary), on_written)
+        limit = settings.gold.interpreted_up_to_rows
+        with interpreted_expressions(spark, 0 < summary.total <= limit):
+            _refresh(spark, settings, silver_changes.changed_rows(rows, summary), summary.versions,
+                     touched_groups(summary), on_written)
     _reflected[key] = reflected
 
 
@@ -425,19 +448,13 @@ def _refresh_groups(spark: SparkSession, settings: Settings, changes: dict[str, 
                     on_written: Callable[[tuple[str, ...]], None]) -> None:
     """Recompute the group tables' rows of the groups ``changes`` touched (``touched``), and of those a new topic
     name reaches, and replace those groups' rows."""
-    from pyspark.sql import functions as F
-
     commits = changes.get(offset_commits.TABLE.name)
     scope = with_groups(touched, newly_named_groups(spark, settings, changes))
     if scope is None or scope.groups == []:
         return
     groups = scope.groups
-    group_metadata_rows, member_rows, records, commit_rows = (
-        rows_of(spec) for spec in (group_metadata.TABLE, group_members.TABLE, consumer_group_records.TABLE,
-                                   offset_commits.TABLE))
-    from pipelines.gold.consumer_groups import RECORD_TYPES, consumer_group_tables, has_consumer_groups
-
-    records = records.filter(F.col("type").isin(*RECORD_TYPES))
+    group_metadata_rows, member_rows, commit_rows = (
+        rows_of(spec) for spec in (group_metadata.TABLE, group_members.TABLE, offset_commits.TABLE))
     if groups is not None:
         # The groups as a literal predicate, not a join: Delta skips the files of other groups by their
         # statistics (the silver group tables are clustered by group), and there is no join to plan.
@@ -445,7 +462,6 @@ def _refresh_groups(spark: SparkSession, settings: Settings, changes: dict[str, 
         group_metadata_rows = group_metadata_rows.filter(in_scope)
         member_rows = member_rows.filter(in_scope)
         commit_rows = commit_rows.filter(in_scope)
-        records = records.filter(groups_predicate(groups, group_column="group_id"))
     # The affected groups' records are few (one per rebalance): materialise them once for five tables.
     group_metadata_rows = group_metadata_rows.localCheckpoint()
     if groups is not None:
@@ -453,23 +469,84 @@ def _refresh_groups(spark: SparkSession, settings: Settings, changes: dict[str, 
 
         commit_rows = commits_in_windows(commit_rows, group_metadata_rows)
     member_rows = member_rows.localCheckpoint()
-    records = records.localCheckpoint()
-    consumer = None
-    if has_consumer_groups(records):
-        # Topic ids are named from commits that carry them, silver.topic_names and names gold has.
-        from pipelines.topic_names import topic_names as named_topic_ids
+    consumer = consumer_group_rows(spark, settings, changes.get(REPLAYED), groups, commits)
+    frames = group_tables(group_metadata_rows, member_rows, settings, consumer, commit_rows, materialize=True)
+    run_together(spark, [_announced(spec, on_written,
+                                    lambda spec=spec: replace_groups(settings, spec, frames[spec.name], groups))
+                         for spec in GROUP_TABLES], settings.gold.concurrent_writes)
 
+
+def consumer_group_rows(spark: SparkSession, settings: Settings, replayed: DataFrame | None,
+                        groups: list[tuple[str, str]] | None, commits: DataFrame | None) -> dict[str, DataFrame] | None:
+    """The group tables' rows of the KIP-848 groups among ``groups`` [(cluster_name, group)]; None: there are none.
+
+    From the state store for the groups the batch replayed (``replayed``: ``silver_changes.REPLAYED``'s rows, every
+    gold row of each group that gained records); from gold as it is for the others (touched by a classic record,
+    a group id having moved between the protocols, or by a topic name that arrived: ``newly_named_groups``),
+    whose records did not change, their assignments' missing topic names filled from the names known now. Topic
+    ids are named from commits that carry them (``commits``: the batch's), silver.topic_names and names gold has.
+    """
+    from pyspark.sql import functions as F
+
+    from pipelines.gold.consumer_groups import GROUP_TYPE, tables_of_rows, topic_names
+    from pipelines.topic_names import topic_names as named_topic_ids
+
+    def known_names() -> list[DataFrame]:
         known = [read_table(spark, settings, COMMITTED_OFFSETS), read_table(spark, settings, PARTITION_ASSIGNMENTS)]
         if commits is not None:
             known.append(commits)
         named = named_topic_ids(spark, settings)
         if named is not None:
             known.append(named)
-        consumer = consumer_group_tables(records, known)
-    frames = group_tables(group_metadata_rows, member_rows, settings, consumer, commit_rows, materialize=True)
-    run_together(spark, [_announced(spec, on_written,
-                                    lambda spec=spec: replace_groups(settings, spec, frames[spec.name], groups))
-                         for spec in GROUP_TABLES], settings.gold.concurrent_writes)
+        return known
+
+    replayed_groups: set[tuple[str, str]] = set()
+    if replayed is not None:
+        replayed_groups = {(r["cluster_name"], r["group"])
+                           for r in replayed.select("cluster_name", "group").distinct().collect()}
+    tables = tables_of_rows(replayed, known_names()) if replayed_groups else {}
+    others = sorted(set(groups) - replayed_groups) if groups is not None else None
+    if (others is None or others) and _may_hold_consumer_rows(settings):
+        consumer = F.col("group_type") == GROUP_TYPE
+        states = read_table(spark, settings, GROUP_STATE_HISTORY).filter(consumer)
+        if others is not None:
+            states = states.filter(groups_predicate(others))
+        kept_groups = sorted({(r["cluster_name"], r["group"])
+                              for r in states.select("cluster_name", "group").distinct().collect()})
+        if kept_groups:
+            # Materialised: the rows are written back into the tables they are read from.
+            kept = {spec.name: read_table(spark, settings, spec).filter(consumer & F.expr(groups_predicate(
+                kept_groups))).select(*spec.schema.fieldNames()).localCheckpoint() for spec in GROUP_TABLES}
+            assignments = kept[PARTITION_ASSIGNMENTS.name]
+            ids = assignments.filter(F.col("topic").isNull() & F.col("topic_id").isNotNull()).select(
+                "cluster_name", "topic_id")
+            names = topic_names(ids, known_names()).withColumnRenamed("topic", "_named").localCheckpoint()
+            named = assignments.join(F.broadcast(names), ["cluster_name", "topic_id"], "left")
+            kept[PARTITION_ASSIGNMENTS.name] = named.withColumn("topic", F.coalesce("topic", "_named")).select(
+                *PARTITION_ASSIGNMENTS.schema.fieldNames())
+            tables = {name: tables[name].unionByName(rows) if name in tables else rows for name, rows in kept.items()}
+    return tables or None
+
+
+def _may_hold_consumer_rows(settings: Settings) -> bool:
+    """Whether gold.group_state_history may hold rows of KIP-848 groups, by its files' statistics (no Spark job): a
+    file may unless its ``group_type`` is at most 'classic' ('classic' < 'consumer'); a file without statistics may.
+    A warehouse of classic groups never reads the group tables for them."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    from pipelines.gold.consumer_groups import GROUP_TYPE
+
+    if not table_exists(settings, GROUP_STATE_HISTORY):
+        return False
+    table = DeltaTable(table_path(settings, GROUP_STATE_HISTORY),
+                       storage_options=dict(settings.storage.delta_rs) or None)
+    files = pa.table(table.get_add_actions(flatten=True))
+    if not files.num_rows:
+        return False
+    if "max.group_type" not in files.column_names:
+        return True
+    return any(top is None or top >= GROUP_TYPE for top in files.column("max.group_type").to_pylist())
 
 
 def _announced(spec: TableSpec, on_written: Callable[[tuple[str, ...]], None], write: Callable[[], None]
@@ -492,8 +569,9 @@ class GroupScope:
 
 def touching_group() -> Column:
     """Over the rows of gold's query (``pipelines.gold.silver_changes``), the group a row touches: a struct of
-    ``cluster_name`` and ``group`` for a new classic GroupMetadata record or member and a new KIP-848
-    consumer-group record, null for every other row (``silver_changes.summarize`` collects them).
+    ``cluster_name`` and ``group`` for a new classic GroupMetadata record or member and for the state store's
+    rows of a KIP-848 group it replayed (``silver_changes.REPLAYED``: its new records reached the replay in this
+    batch), null for every other row (``silver_changes.summarize`` collects them).
 
     Why new silver.group_members rows touch their groups although each comes with its GroupMetadata record:
     silver's query appends a batch's group_metadata rows and its group_members rows in two Delta commits
@@ -504,17 +582,15 @@ def touching_group() -> Column:
     """
     from pyspark.sql import functions as F
 
-    from pipelines.gold.consumer_groups import RECORD_TYPES
-
-    def of(spec: TableSpec, group: str = "group") -> Column:
+    def of(spec: TableSpec) -> Column:
         struct = F.col(column_of(spec))
-        return F.struct(struct["cluster_name"].alias("cluster_name"), struct[group].alias("group"))
+        return F.struct(struct["cluster_name"].alias("cluster_name"), struct["group"].alias("group"))
 
-    records = F.col(column_of(consumer_group_records.TABLE))
+    replayed = F.col(REPLAYED_COLUMN)
     return (F.when(F.col(SOURCE_TABLE) == group_metadata.TABLE.name, of(group_metadata.TABLE))
             .when(F.col(SOURCE_TABLE) == group_members.TABLE.name, of(group_members.TABLE))
-            .when((F.col(SOURCE_TABLE) == consumer_group_records.TABLE.name) & records["type"].isin(*RECORD_TYPES),
-                  of(consumer_group_records.TABLE, "group_id")))
+            .when(F.col(SOURCE_TABLE) == REPLAYED, F.struct(replayed["cluster_name"].alias("cluster_name"),
+                                                             replayed["group"].alias("group"))))
 
 
 def touched_groups(summary: BatchSummary) -> GroupScope | None:

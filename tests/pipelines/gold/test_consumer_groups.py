@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from pipelines.gold.consumer_groups import (
     CURRENT_ASSIGNMENT,
     GROUP_METADATA,
@@ -25,6 +27,9 @@ from pipelines.gold.consumer_groups import (
     CurrentAssignment,
     GroupRecord,
     MemberInfo,
+    ReplayStateError,
+    ReplayTail,
+    advance_replay,
     derive,
     history_rows,
     record_from_row,
@@ -357,3 +362,44 @@ def test_the_reference_coordinators_kip848_scenario_replays_to_the_reference_row
     # ledger-2 subscribed to one topic, then two: two membership rows, the second from the change on
     assert [row["subscribed_topics"] for row in sorted(gold["gold.group_membership"], key=lambda r: r["valid_from"])
             if row["client_id"] == "ledger-2"] == [["orders"], ["orders", "payments"]]
+
+
+# ------------------------------------------------------------ the replay resumed from the state store's tail
+
+def _rows(history):  # type: ignore[no-untyped-def]
+    return sorted((table, json.dumps(row, sort_keys=True)) for table, row in history_rows(history)) + sorted(
+        history.topic_names.items())
+
+
+def _recreated_after_deletion() -> Log:
+    """two_members_then_leave, then the same group id again: a second incarnation after the tombstone."""
+    log = two_members_then_leave()
+    return (log.write(12000).member(A).group(1).target(A, 0, 1, 2, 3).assignment_epoch(1)
+            .current(A, 1, (0, 1, 2, 3)))
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 7])
+def test_a_group_replayed_micro_batch_by_micro_batch_from_its_tail_has_every_row_a_replay_of_all_gives(chunk) -> None:  # type: ignore[no-untyped-def]
+    # Chunks of 1-7 records cut most writes (one append time) in two: the tail must rejoin them.
+    records = _recreated_after_deletion().records
+    tail = None
+    for start in range(0, len(records), chunk):
+        history, tail = advance_replay(ReplayTail.loads(tail.dumps()) if tail else None, records[start:start + chunk])
+        assert _rows(history) == _rows(derive(records[:start + chunk]))
+    assert any(records[i - 1].at_ms == records[i].at_ms for i in range(chunk, len(records), chunk))  # writes were cut
+
+
+def test_the_tail_keeps_the_newest_append_times_records_and_a_record_given_twice_counts_once() -> None:
+    records = two_members_then_leave().records
+    history, tail = advance_replay(None, records[:7])
+    assert [r.at_ms for r in tail.last] == [2000] * (7 - 5)  # records 5 and 6 of the write at 2000 so far
+    again, _ = advance_replay(tail, records[5:9])  # 5 and 6 again, then 7 and 8
+    assert _rows(again) == _rows(derive(records[:9]))
+    assert _rows(advance_replay(tail, [])[0]) == _rows(history)
+
+
+def test_a_replay_state_of_another_format_is_refused_with_what_to_do() -> None:
+    import pickle
+
+    with pytest.raises(ReplayStateError, match="format 0, this offsetlake reads 1: rebuild gold"):
+        ReplayTail.loads(pickle.dumps((0, b"", ())))

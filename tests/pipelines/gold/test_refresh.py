@@ -333,6 +333,26 @@ def test_gold_keeps_its_own_books_a_refresh_that_dies_is_run_again_and_a_deleted
                            OFFSET_COMMIT_RATE.schema.fieldNames()) == (0, 0)
 
 
+@pytest.mark.long  # ~50 s (three refreshes, one a rebuild, and a comparison): in `make test-long` (Makefile says why)
+def test_a_checkpoint_of_the_former_gold_query_is_deleted_and_gold_rebuilt_once(  # type: ignore[no-untyped-def]
+        spark, warehouse_settings) -> None:
+    # Before 2026-11-29 gold's query read five change feeds from <warehouse>/_checkpoints/gold; the query that
+    # also replays KIP-848 groups in the state store cannot resume that checkpoint (another source, an operator).
+    from pipelines.gold import refresh, silver_changes
+    from pipelines.storage import Storage, join
+
+    settings = warehouse_settings
+    _silver(spark, settings, 0, range(0, 4), 1)
+    refresh.refresh_gold_tables(spark, settings)
+    former = join(settings.warehouse_uri, "_checkpoints", "gold")
+    Storage(spark).mkdirs(join(former, "offsets"))
+    # Nothing new in silver: an incremental refresh would write nothing; this one rebuilds every table.
+    assert set(refresh.refresh_gold_tables(spark, settings)) == {spec.name for spec in GOLD}
+    assert not Storage(spark).exists(former) and Storage(spark).exists(silver_changes.checkpoint_path(settings))
+    assert refresh.refresh_gold_tables(spark, settings) == ()  # then incremental again
+    assert _level_with_silver(spark, settings)
+
+
 def test_a_kip848_group_is_recomputed_when_new_commits_name_its_topic_id_until_gold_holds_the_name(  # type: ignore[no-untyped-def]
         spark, warehouse_settings) -> None:
     from pipelines.delta_tables import ensure_table, table_path
