@@ -13,8 +13,8 @@ which only a new snapshot extends. Each such cycle is reported as one line (``Cy
 records, rows per layer, and freshness -- how old the newest source record now visible in gold is.
 
 Not yet what the issue describes in full: p95 freshness is far from its 10 s (README, ``make demo``). The
-state machines that need a group's history are kept in Spark's state store (KIP-848 groups' replay in gold's
-query, ``pipelines.gold.consumer_groups.GroupReplay``; Burrow's window for lag, ``pipelines.gold.consumer_lag``);
+state machines that need a group's history are kept in Spark's state store (KIP-848 groups' replay, a query run
+after gold's, ``pipelines.gold.consumer_groups.GroupReplay``; Burrow's window for lag, ``pipelines.gold.consumer_lag``);
 classic groups' tables are recomputed per touched group from silver by Spark SQL.
 
 Why gold is refreshed after each batch, in the ingest's thread, and not beside the ingest: until

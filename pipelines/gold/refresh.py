@@ -14,20 +14,21 @@ with Delta's history read by hand). Each micro-batch (``apply_changes``):
   silver.consumer_group_records rows of KIP-848 consumer groups, from all of those groups'
   records of both kinds (a group id can move between the protocols), and replaces exactly those
   groups' rows (one ``replaceWhere`` overwrite per table, atomic). KIP-848 groups' rows come from
-  their replay kept in Spark's state store by gold's own query (``consumer_groups.GroupReplay``: each
-  group's replay advanced by its new records alone), or for a group touched otherwise, from gold as it
-  is (``consumer_group_rows``); their topic ids are named from
+  their replay kept in Spark's state store by a query of its own, run after gold's
+  (``replay_consumer_groups``: each group's replay advanced by its new records alone, the groups it
+  replayed replaced the same way), or for a group touched otherwise, from gold as it is
+  (``consumer_group_rows``); their topic ids are named from
   offset commits that carry ids, the groups' records, silver.topic_names (the ids the end-offset
   snapshots described, ``pipelines.topic_names``) and names gold already has -- never by asking the
   cluster, so a rebuild gives the same rows. A group whose assignments hold an id no source named yet
   is recomputed when a later snapshot or commit names it.
 
 A batch that dies half-way is run again over the same rows after a restart and converges to the same
-result (every step above is idempotent, and the state store's replays are those of the batch before it);
-with nothing new, no batch runs and nothing is written. If silver did more than append (e.g. a retention
-delete; OPTIMIZE changes no rows and has no change data), gold is rebuilt from the whole of silver instead,
-with the query (and its state) started afresh. A query without a checkpoint, or a gold table missing, starts
-with a rebuild from silver at pinned versions (``bootstrap``).
+result (every step above is idempotent, and the replay query's batch run again starts from the state the
+batch before it left); with nothing new, no batch runs and nothing is written. If silver did more than
+append (e.g. a retention delete; OPTIMIZE changes no rows and has no change data), gold is rebuilt from the
+whole of silver instead, both queries (and the replay's state) started afresh. A query without a checkpoint,
+or a gold table missing, starts with a rebuild from silver at pinned versions (``bootstrap``).
 
 Every gold commit of a refresh records the silver versions gold then reflects (``userMetadata``,
 ``reflected_silver_versions``): ``check`` compares gold with silver as of those versions.
@@ -67,7 +68,7 @@ from pipelines.gold.group_state_history import TABLE as GROUP_STATE_HISTORY
 from pipelines.gold.offset_commit_rate import TABLE as OFFSET_COMMIT_RATE
 from pipelines.gold.partition_assignments import TABLE as PARTITION_ASSIGNMENTS
 from pipelines.gold.rebalance_events import TABLE as REBALANCE_EVENTS
-from pipelines.gold.silver_changes import REPLAYED, REPLAYED_COLUMN, SOURCE_TABLE, SOURCES, BatchSummary, column_of
+from pipelines.gold.silver_changes import SOURCE_TABLE, SOURCES, BatchSummary, column_of
 from pipelines.spark_jobs import interpreted_expressions, run_together
 from pipelines.storage import Storage
 from schemas import consumer_group_records, group_members, group_metadata, offset_commits, topic_names
@@ -262,10 +263,6 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
         written.extend(tables)
         on_written(tables)
 
-    for former in silver_changes.former_checkpoint_paths(settings):
-        if Storage(spark).exists(former):  # an older offsetlake's query: this one starts afresh, with a rebuild
-            Storage(spark).delete(checkpoint)
-            Storage(spark).delete(former)
     for attempt in (1, 2):
         starting: dict[str, int] | None = None
         if silver_changes.bootstrap_needed(spark, settings, not missing):
@@ -277,12 +274,80 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
         except SilverRewritten:
             if attempt == 2:
                 raise
-            # The query's state (the KIP-848 groups' replays) reflects rows silver no longer holds: gold and the
-            # state are rebuilt from silver as it is, by a query started afresh.
+            # Silver lost rows: gold is rebuilt from silver as it is by a query started afresh, and the KIP-848
+            # replay, whose state holds those rows, starts afresh too (a kill before this runs the same batch,
+            # which fails the same way, again).
+            Storage(spark).delete(replay_checkpoint_path(settings))
+            _replayed_version.pop(replay_checkpoint_path(settings), None)
             Storage(spark).delete(checkpoint)
             continue
         break
+    replay_consumer_groups(spark, settings, announce)
     return tuple(dict.fromkeys(written))
+
+
+#: Per replay checkpoint: the version of silver.consumer_group_records this process last replayed up to.
+_replayed_version: dict[str, int] = {}
+
+
+def replay_consumer_groups(spark: SparkSession, settings: Settings,
+                           on_written: Callable[[tuple[str, ...]], None] = lambda tables: None) -> None:
+    """Advance the KIP-848 groups' replays kept in Spark's state store by the records silver gained
+    (``consumer_groups.replay_stream``) and replace those groups' rows in the group tables (``apply_replayed``).
+
+    Not started when silver.consumer_group_records is at the version this process last replayed up to (a
+    query's start and stop cost about half a second; most refreshes bring no KIP-848 record).
+    """
+    from pipelines.gold.consumer_groups import replay_stream
+
+    checkpoint = replay_checkpoint_path(settings)
+    version = latest_version(spark, settings, consumer_group_records.TABLE)
+    if version is None or _replayed_version.get(checkpoint) == version:
+        return
+    run_to_available(replay_stream(spark, settings), checkpoint, "offsetlake-gold-consumer-groups",
+                     lambda batch, _: apply_replayed(spark, settings, batch, on_written))
+    _replayed_version[checkpoint] = version
+
+
+def apply_replayed(spark: SparkSession, settings: Settings, batch: DataFrame,
+                   on_written: Callable[[tuple[str, ...]], None]) -> None:
+    """Apply one micro-batch of the replay query (every gold row of each KIP-848 group it replayed) to the group
+    tables: those groups' rows replaced, their classic rows (a group id can move between the protocols)
+    recomputed from silver as it is. Idempotent: a batch run again after a crash starts from the state the batch
+    before left, and gives the same rows.
+
+    Its commits record the silver versions gold's query last recorded, not a newer version of
+    silver.consumer_group_records (what ``check`` compares gold with): the replay may be ahead of them until
+    gold's next batch, never behind once a refresh has ended.
+    """
+    rows = batch.localCheckpoint()
+    groups = sorted({(r["cluster_name"], r["group"])
+                     for r in rows.select("cluster_name", "group").distinct().collect()})
+    if not groups:
+        return
+    applied = _reflected.get(silver_changes_checkpoint(settings))
+    with _recording(spark, applied if applied is not None else reflected_silver_versions(spark, settings)):
+        # Interpreted expressions for a few groups, as for a small batch of gold's query (the groups' silver rows
+        # are what the steps read, and a group's are few).
+        with interpreted_expressions(spark, len(groups) <= settings.gold.interpreted_up_to_rows // 100):
+            _refresh_groups(spark, settings, {REPLAYED: rows}, GroupScope(groups),
+                            lambda spec: read_table(spark, settings, spec), on_written)
+
+
+#: ``_refresh_groups``' key of the replay's rows among silver's changes.
+REPLAYED = "replay.consumer_groups"
+
+
+def silver_changes_checkpoint(settings: Settings) -> str:
+    from pipelines.gold import silver_changes
+
+    return silver_changes.checkpoint_path(settings)
+
+
+def replay_checkpoint_path(settings: Settings) -> str:
+    from pipelines.gold.consumer_groups import replay_checkpoint_path as path
+
+    return path(settings)
 
 
 class SilverRewritten(RuntimeError):
@@ -329,8 +394,8 @@ def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
 
     A batch holding any change that is not an insert (silver was changed, not appended to: a retention
     DELETE, a RESTORE) fails with ``SilverRewritten``, before writing anything: ``refresh_gold_tables`` then
-    rebuilds gold from the whole of silver with a query started afresh (the state store's replays of KIP-848
-    groups hold the rows silver lost; a kill before that runs the same batch, and fails the same way, again).
+    rebuilds gold from the whole of silver with the queries started afresh (the state store's replays of
+    KIP-848 groups hold the rows silver lost).
     A batch of at most
     ``gold.interpreted_up_to_rows`` rows runs on Spark's interpreted expressions
     (``pipelines.spark_jobs.interpreted_expressions`` says why).
@@ -348,7 +413,7 @@ def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
     summary = silver_changes.summarize(rows, touching_group())
     if summary.other_changes:
         raise SilverRewritten(f"silver holds {summary.other_changes} changes that are not appends")
-    if not summary.versions and not summary.rows:
+    if not summary.versions:
         return
     # The versions of the tables this batch did not touch: from this process, else from gold's commits (once).
     known = applied if applied is not None else reflected_silver_versions(spark, settings)
@@ -480,8 +545,8 @@ def consumer_group_rows(spark: SparkSession, settings: Settings, replayed: DataF
                         groups: list[tuple[str, str]] | None, commits: DataFrame | None) -> dict[str, DataFrame] | None:
     """The group tables' rows of the KIP-848 groups among ``groups`` [(cluster_name, group)]; None: there are none.
 
-    From the state store for the groups the batch replayed (``replayed``: ``silver_changes.REPLAYED``'s rows, every
-    gold row of each group that gained records); from gold as it is for the others (touched by a classic record,
+    From the state store for the groups the replay query's batch replayed (``replayed``: every gold row of each
+    group that gained records, ``apply_replayed``); from gold as it is for the others (touched by a classic record,
     a group id having moved between the protocols, or by a topic name that arrived: ``newly_named_groups``),
     whose records did not change, their assignments' missing topic names filled from the names known now. Topic
     ids are named from commits that carry them (``commits``: the batch's), silver.topic_names and names gold has.
@@ -569,9 +634,9 @@ class GroupScope:
 
 def touching_group() -> Column:
     """Over the rows of gold's query (``pipelines.gold.silver_changes``), the group a row touches: a struct of
-    ``cluster_name`` and ``group`` for a new classic GroupMetadata record or member and for the state store's
-    rows of a KIP-848 group it replayed (``silver_changes.REPLAYED``: its new records reached the replay in this
-    batch), null for every other row (``silver_changes.summarize`` collects them).
+    ``cluster_name`` and ``group`` for a new classic GroupMetadata record or member, null for every other row
+    (``silver_changes.summarize`` collects them). A KIP-848 group's records touch it through the replay query
+    (``replay_consumer_groups``), not here.
 
     Why new silver.group_members rows touch their groups although each comes with its GroupMetadata record:
     silver's query appends a batch's group_metadata rows and its group_members rows in two Delta commits
@@ -586,11 +651,8 @@ def touching_group() -> Column:
         struct = F.col(column_of(spec))
         return F.struct(struct["cluster_name"].alias("cluster_name"), struct["group"].alias("group"))
 
-    replayed = F.col(REPLAYED_COLUMN)
     return (F.when(F.col(SOURCE_TABLE) == group_metadata.TABLE.name, of(group_metadata.TABLE))
-            .when(F.col(SOURCE_TABLE) == group_members.TABLE.name, of(group_members.TABLE))
-            .when(F.col(SOURCE_TABLE) == REPLAYED, F.struct(replayed["cluster_name"].alias("cluster_name"),
-                                                             replayed["group"].alias("group"))))
+            .when(F.col(SOURCE_TABLE) == group_members.TABLE.name, of(group_members.TABLE)))
 
 
 def touched_groups(summary: BatchSummary) -> GroupScope | None:

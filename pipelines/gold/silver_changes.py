@@ -9,10 +9,9 @@ data feeds of the five silver tables gold is built from (``SOURCES``, Delta's st
 table has been read; ``pipelines.gold.refresh`` applies each micro-batch to gold in ``foreachBatch``.
 Exactly once as the ingest is: a batch's offsets are in the checkpoint before it runs, a batch that dies
 half-way is run again over the same rows after a restart, and every gold write is idempotent (MERGEs that
-apply only newer rows, groups recomputed from all of silver or from their replay in the state store, which
-Spark keeps per batch in the same checkpoint: a batch run again starts from the state the batch before
-left). Beside the five change feeds, the query replays the KIP-848 groups in Spark's state store
-(``REPLAYED``, ``silver_change_stream``).
+apply only newer rows, groups recomputed from all of silver). KIP-848 groups' records are replayed by a query
+of their own, whose state store keeps each group's replay (``pipelines.gold.consumer_groups.replay_stream``):
+their rows here touch no group.
 
 Why one query over a union and not one per table: a batch's rows of all five tables arrive together, so
 the group tables are recomputed once per batch for all the groups any of them touched, and the sources'
@@ -56,26 +55,11 @@ tell; a new offsetlake that changes it must move ``checkpoint_path``)."""
 #: The columns every row of the union carries beside the per-table structs.
 SOURCE_TABLE, CHANGE_TYPE, COMMIT_VERSION = "_source_table", "_change_type", "_commit_version"
 
-#: The union's rows that are not a silver table's: the KIP-848 groups' gold rows from their replay in Spark's state
-#: store (``consumer_groups.replayed_rows``), in the struct column ``REPLAYED_COLUMN``; ``_commit_version`` null.
-REPLAYED, REPLAYED_COLUMN = "state.consumer_group_replay", "consumer_group_replay"
-
-#: Where checkpoints of an older offsetlake's gold query lay, one per layout of its sources (deleted when found: gold
-#: is then rebuilt once). ``_checkpoints/gold``: the five change feeds without the state store's replay (until
-#: 2026-11-29).
-FORMER_CHECKPOINTS = ("gold",)
-
 
 def checkpoint_path(settings: Settings) -> str:
-    """The gold query's checkpoint: ``<warehouse>/_checkpoints/gold_v2`` (the ingest's are per cluster and topic;
-    gold is one for the warehouse, built from every cluster's silver rows). ``_v2``: the query gained a source
-    and a stateful operator on 2026-11-29, which a checkpoint of the former query cannot resume
-    (``FORMER_CHECKPOINTS``)."""
-    return join(settings.warehouse_uri, "_checkpoints", "gold_v2")
-
-
-def former_checkpoint_paths(settings: Settings) -> list[str]:
-    return [join(settings.warehouse_uri, "_checkpoints", name) for name in FORMER_CHECKPOINTS]
+    """The gold query's checkpoint: ``<warehouse>/_checkpoints/gold`` (the ingest's are per cluster and topic;
+    gold is one for the warehouse, built from every cluster's silver rows)."""
+    return join(settings.warehouse_uri, "_checkpoints", "gold")
 
 
 def column_of(spec: TableSpec) -> str:
@@ -89,20 +73,9 @@ def silver_change_stream(spark: SparkSession, settings: Settings, starting: dict
 
     ``starting``: table name -> the Delta version to start reading at, for a query without a checkpoint
     (Delta ignores it once the checkpoint has offsets).
-
-    And the rows of ``REPLAYED``: every gold row of each KIP-848 group that gained records, from its replay kept
-    in Spark's state store (``consumer_groups.replayed_rows``, issue 14 item 1), fed by a second reader of
-    silver.consumer_group_records. That reader starts at the table's first row whatever ``starting`` says (a new
-    query's state is empty: its first batch replays every group from its first record), and takes everything
-    available in each batch (``maxFilesPerTrigger``), so that a group's records reach its replay in log order.
-    The change feeds keep Delta's default admission: in a batch that reads a long backlog the replay can be
-    ahead of them (the group tables then hold KIP-848 records the recorded silver versions do not yet cover,
-    until the next batch).
     """
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
-
-    from pipelines.gold.consumer_groups import RECORD_TYPES, replayed_rows
 
     changes = {}
     for spec in SOURCES:
@@ -114,24 +87,12 @@ def silver_change_stream(spark: SparkSession, settings: Settings, starting: dict
     # the spec's: Delta keeps what the first write declared), every level nullable.
     types = {spec.name: _nullable(T.StructType([changes[spec.name].schema[name] for name in spec.schema.fieldNames()]))
              for spec in SOURCES}
-    replayed_type = T.StructType([T.StructField(name, T.StringType(), True)
-                                  for name in ("cluster_name", "group", "table", "row")])
     frames = [changes[spec.name].select(
         F.lit(spec.name).alias(SOURCE_TABLE), F.col(CHANGE_TYPE), F.col(COMMIT_VERSION),
         *[(F.struct(*[F.col(f"`{name}`") for name in other.schema.fieldNames()]) if other is spec
-           else F.lit(None)).cast(types[other.name]).alias(column_of(other)) for other in SOURCES],
-        F.lit(None).cast(replayed_type).alias(REPLAYED_COLUMN))
+           else F.lit(None)).cast(types[other.name]).alias(column_of(other)) for other in SOURCES])
         for spec in SOURCES]
-    records = (spark.readStream.format("delta").option("readChangeFeed", "true")
-               .option("maxFilesPerTrigger", str(2**31 - 1))
-               .load(table_path(settings, consumer_group_records.TABLE)))
-    records = records.filter((F.col(CHANGE_TYPE) == "insert") & F.col("type").isin(*RECORD_TYPES))
-    replayed = replayed_rows(records).select(
-        F.lit(REPLAYED).alias(SOURCE_TABLE), F.lit("insert").alias(CHANGE_TYPE),
-        F.lit(None).cast("long").alias(COMMIT_VERSION),
-        *[F.lit(None).cast(types[spec.name]).alias(column_of(spec)) for spec in SOURCES],
-        F.struct("cluster_name", "group", "table", "row").cast(replayed_type).alias(REPLAYED_COLUMN))
-    return reduce(lambda a, b: a.unionByName(b), [*frames, replayed])
+    return reduce(lambda a, b: a.unionByName(b), frames)
 
 
 def _nullable(data_type: DataType) -> DataType:
@@ -196,8 +157,7 @@ def summarize(batch: DataFrame, touching: Column | None = None) -> BatchSummary:
     for row in batch.groupBy(*keys).agg(F.count(F.lit(1)).alias("rows"), F.max(COMMIT_VERSION).alias("version")
                                         ).collect():
         table = row[SOURCE_TABLE]
-        if row["version"] is not None:  # None: the state store's rows (``REPLAYED``), of no silver version
-            versions[table] = max(versions.get(table, row["version"]), row["version"])
+        versions[table] = max(versions.get(table, row["version"]), row["version"])
         if row[CHANGE_TYPE] == "insert":
             rows[table] = rows.get(table, 0) + row["rows"]
             touched = row["_touched"] if touching is not None else None
@@ -209,13 +169,12 @@ def summarize(batch: DataFrame, touching: Column | None = None) -> BatchSummary:
 
 
 def changed_rows(batch: DataFrame, summary: BatchSummary) -> dict[str, DataFrame]:
-    """Table name -> the rows the batch inserted into it, with the table's own columns (tables with rows only);
-    ``REPLAYED`` -> the state store's rows (cluster_name, group, table, row JSON), if any."""
+    """Table name -> the rows the batch inserted into it, with the table's own columns (tables with rows only)."""
     from pyspark.sql import functions as F
 
-    columns = {**{spec.name: column_of(spec) for spec in SOURCES}, REPLAYED: REPLAYED_COLUMN}
+    by_name = {spec.name: spec for spec in SOURCES}
     return {name: batch.filter((F.col(SOURCE_TABLE) == name) & (F.col(CHANGE_TYPE) == "insert"))
-            .select(f"`{columns[name]}`.*") for name in summary.rows}
+            .select(f"`{column_of(by_name[name])}`.*") for name in summary.rows}
 
 
 def bootstrap_needed(spark: SparkSession, settings: Settings, gold_tables_exist: bool) -> bool:

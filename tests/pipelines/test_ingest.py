@@ -284,7 +284,7 @@ def test_killing_the_ingest_and_the_main_job_mid_batch_loses_and_duplicates_noth
 
     # Then `run` itself, killed while gold's query has a batch planned but not committed (its offsets written,
     # its gold writes under way): the restart below runs that batch again (issue 14, item 2, for gold).
-    gold_checkpoint = Path(settings.warehouse) / "_checkpoints" / "gold_v2"
+    gold_checkpoint = Path(settings.warehouse) / "_checkpoints" / "gold"
     log = open(tmp_path / "run-killed.log", "w")
     process = subprocess.Popen([sys.executable, "-m", "cli.main", "run", "--topic", topic, "--trigger-interval",
                                 "1 second", "--snapshot-every", "0", "--max-offsets-per-trigger", "100"],

@@ -188,12 +188,15 @@ def test_a_refresh_with_no_new_silver_data_writes_nothing(run) -> None:  # type:
 def test_an_incremental_refresh_announces_each_table_once_committed_the_commit_tables_first(run) -> None:  # type: ignore[no-untyped-def]
     steps = run["written_steps"]
     assert all(len(step) == 1 for step in steps)  # one call per table, as its commit returns
-    # The two commit tables (written side by side, in whichever order they finish), then the five group tables.
+    # The two commit tables (written side by side, in whichever order they finish), then the five group tables
+    # for the classic groups (gold's query), then again for the KIP-848 groups the increment also holds (their
+    # replay query, run after gold's).
+    group_tables = {"gold.group_generations", "gold.group_membership", "gold.partition_assignments",
+                    "gold.group_state_history", "gold.rebalance_events"}
     assert {step[0] for step in steps[:2]} == {"gold.committed_offsets", "gold.offset_commit_rate"}
-    assert {step[0] for step in steps[2:]} == {"gold.group_generations", "gold.group_membership",
-                                               "gold.partition_assignments", "gold.group_state_history",
-                                               "gold.rebalance_events"}
-    assert len(steps) == 7
+    assert {step[0] for step in steps[2:7]} == group_tables
+    assert {step[0] for step in steps[7:]} == group_tables
+    assert len(steps) == 12
 
 
 def test_the_groups_predicate_selects_exactly_those_groups_of_their_cluster_quotes_and_backslashes_included(  # type: ignore[no-untyped-def]
@@ -331,26 +334,6 @@ def test_gold_keeps_its_own_books_a_refresh_that_dies_is_run_again_and_a_deleted
     rates = read_table(spark, settings, OFFSET_COMMIT_RATE)
     assert row_differences(rates, offset_commit_rate(read_table(spark, settings, offset_commits.TABLE)),
                            OFFSET_COMMIT_RATE.schema.fieldNames()) == (0, 0)
-
-
-@pytest.mark.long  # ~50 s (three refreshes, one a rebuild, and a comparison): in `make test-long` (Makefile says why)
-def test_a_checkpoint_of_the_former_gold_query_is_deleted_and_gold_rebuilt_once(  # type: ignore[no-untyped-def]
-        spark, warehouse_settings) -> None:
-    # Before 2026-11-29 gold's query read five change feeds from <warehouse>/_checkpoints/gold; the query that
-    # also replays KIP-848 groups in the state store cannot resume that checkpoint (another source, an operator).
-    from pipelines.gold import refresh, silver_changes
-    from pipelines.storage import Storage, join
-
-    settings = warehouse_settings
-    _silver(spark, settings, 0, range(0, 4), 1)
-    refresh.refresh_gold_tables(spark, settings)
-    former = join(settings.warehouse_uri, "_checkpoints", "gold")
-    Storage(spark).mkdirs(join(former, "offsets"))
-    # Nothing new in silver: an incremental refresh would write nothing; this one rebuilds every table.
-    assert set(refresh.refresh_gold_tables(spark, settings)) == {spec.name for spec in GOLD}
-    assert not Storage(spark).exists(former) and Storage(spark).exists(silver_changes.checkpoint_path(settings))
-    assert refresh.refresh_gold_tables(spark, settings) == ()  # then incremental again
-    assert _level_with_silver(spark, settings)
 
 
 def test_a_kip848_group_is_recomputed_when_new_commits_name_its_topic_id_until_gold_holds_the_name(  # type: ignore[no-untyped-def]
