@@ -10,10 +10,10 @@ with Delta's history read by hand). Each micro-batch (``apply_changes``):
 * ``offset_commit_rate``: recounts only the minutes that got new commits, from the silver
   partitions (``commit_date``) of those commits, and MERGEs them;
 * the group tables (generations, membership, assignments, state history, rebalance events):
-  recomputes only the groups that got new GroupMetadata records (classic groups) or new
-  silver.consumer_group_records rows of KIP-848 consumer groups, from all of those groups'
-  records of both kinds (a group id can move between the protocols), and replaces exactly those
-  groups' rows (one ``replaceWhere`` overwrite per table, atomic). KIP-848 groups' rows come from
+  recomputes only the groups that got new GroupMetadata records (classic groups) or, in a second
+  query, new silver.consumer_group_records rows of KIP-848 consumer groups, with those groups' rows
+  of both kinds (a group id can move between the protocols), and replaces exactly those groups'
+  rows (one ``replaceWhere`` overwrite per table, atomic). KIP-848 groups' rows come from
   their replay kept in Spark's state store by a query of its own, run after gold's
   (``replay_consumer_groups``: each group's replay advanced by its new records alone, the groups it
   replayed replaced the same way), or for a group touched otherwise, from gold as it is
@@ -395,10 +395,8 @@ def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
     A batch holding any change that is not an insert (silver was changed, not appended to: a retention
     DELETE, a RESTORE) fails with ``SilverRewritten``, before writing anything: ``refresh_gold_tables`` then
     rebuilds gold from the whole of silver with the queries started afresh (the state store's replays of
-    KIP-848 groups hold the rows silver lost).
-    A batch of at most
-    ``gold.interpreted_up_to_rows`` rows runs on Spark's interpreted expressions
-    (``pipelines.spark_jobs.interpreted_expressions`` says why).
+    KIP-848 groups hold the rows silver lost). A batch of at most ``gold.interpreted_up_to_rows`` rows runs on
+    Spark's interpreted expressions (``pipelines.spark_jobs.interpreted_expressions`` says why).
     """
     from pipelines.gold import silver_changes
 

@@ -49,7 +49,11 @@ def _rows(spark, settings, spec) -> list[str]:  # type: ignore[no-untyped-def]
 def test_a_warehouse_on_hdfs_gets_the_same_silver_and_gold_as_one_on_the_local_disk(
         spark, settings_for, hdfs: EmbeddedHdfs, tmp_path: Path) -> None:
     """Batches written by ingest's batch writer, gold refreshed after each (the second refresh reads only the
-    files silver's Delta log added, listed and read through Hadoop's FileSystem), then maintained."""
+    files silver's Delta log added, listed and read through Hadoop's FileSystem; the third replays a KIP-848 group
+    in the state store), then maintained."""
+    import datetime as dt
+
+    from coordinator import simulate
     from pipelines.gold.refresh import GOLD, refresh_gold
     from pipelines.ingest import ensure_tables, write_batch
     from pipelines.maintenance import maintain
@@ -57,12 +61,17 @@ def test_a_warehouse_on_hdfs_gets_the_same_silver_and_gold_as_one_on_the_local_d
     from schemas.catalog import SILVER
     from tests.pipelines.maintained_warehouse import BATCHES, RAW_SCHEMA
 
+    # The third batch: a KIP-848 group's records (the reference coordinator's scenario), which the refresh
+    # replays in the state store, on the executors, with its checkpoint on HDFS.
+    scenario = Path(__file__).resolve().parents[2] / "conf" / "scenarios" / "kip848-subscription-change.yaml"
+    kip848 = [(r.key, r.value, dt.datetime.fromtimestamp(r.timestamp / 1000, dt.UTC).replace(tzinfo=None))
+              for r in simulate(scenario).records]
     local = settings_for(warehouse=str(tmp_path / "local"))
     remote = settings_for(warehouse=f"{hdfs.uri}/warehouse-{uuid.uuid4().hex[:8]}")
     for settings in (local, remote):
         ensure_tables(spark, settings)
         offset = 0
-        for batch_id, records in enumerate(BATCHES[:2]):
+        for batch_id, records in enumerate([*BATCHES[:2], kip848]):
             raw = spark.createDataFrame([(k, v, "__consumer_offsets", 0, offset + i, at)
                                          for i, (k, v, at) in enumerate(records)], RAW_SCHEMA)
             offset += len(records)
@@ -71,6 +80,8 @@ def test_a_warehouse_on_hdfs_gets_the_same_silver_and_gold_as_one_on_the_local_d
     for spec in (*SILVER, *GOLD):
         assert _rows(spark, remote, spec) == _rows(spark, local, spec), spec.name
     assert _rows(spark, remote, GOLD[0]), "gold.committed_offsets has the batches' commits"
+    generations = read_table(spark, remote, GOLD[2])  # gold.group_generations
+    assert generations.filter("group_type = 'consumer'").count() > 0, "the KIP-848 group's epochs are in gold"
 
     storage = Storage(spark)
     table = join(remote.warehouse_uri, offset_commits.TABLE.relative_path)
