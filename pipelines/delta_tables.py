@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from conf.settings import Settings
 from pipelines.storage import join
@@ -31,6 +31,30 @@ def table_exists(settings: Settings, spec: TableSpec) -> bool:
         return bool(DeltaTable.is_deltatable(table_path(settings, spec), dict(settings.storage.delta_rs) or None))
     except OSError as exc:
         raise WarehouseUnreachable(settings, exc) from exc
+
+
+def newest_version(settings: Settings, spec: TableSpec) -> int:
+    """The table's newest version from its log through delta-rs, no Spark job (``latest_version`` asks Spark's
+    history: 7.5 s of a new JVM's check on bench/gold.py's warehouse, 2026-11-29). delta-rs raises
+    ``TableNotFoundError`` for a table that does not exist."""
+    from deltalake import DeltaTable
+
+    return int(DeltaTable(table_path(settings, spec), storage_options=dict(settings.storage.delta_rs) or None)
+               .version())
+
+
+def file_statistics(settings: Settings, spec: TableSpec) -> tuple[int, Any] | None:
+    """The table's newest version and a pyarrow table of its data files with the statistics Delta keeps per file
+    (``num_records``, ``null_count.<column>``, ``min.<column>``, ``max.<column>``; delta-rs reads them from the log,
+    no Spark job); None when the table does not exist. Rows a deletion vector removed still count in their file's
+    statistics."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    if not table_exists(settings, spec):
+        return None
+    table = DeltaTable(table_path(settings, spec), storage_options=dict(settings.storage.delta_rs) or None)
+    return int(table.version()), pa.table(table.get_add_actions(flatten=True))
 
 
 class WarehouseUnreachable(RuntimeError):

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from conf.settings import Settings
-from pipelines.delta_tables import read_version, table_exists, table_path, user_metadata_entry
+from pipelines.delta_tables import newest_version, read_version, table_exists, table_path, user_metadata_entry
 from schemas import consumer_group_records, group_members, group_metadata, offset_commits
 from schemas.catalog import TABLES
 from schemas.table_spec import CHANGE_DATA_FEED, TableSpec
@@ -130,7 +130,7 @@ def current(spark: SparkSession, settings: Settings, tables: list[str]) -> Check
 
     from pipelines.gold.refresh import reflected_silver_versions
 
-    versions = {name: _newest_version(settings, TABLES[name]) for name in tables}
+    versions = {name: newest_version(settings, TABLES[name]) for name in tables}  # ~15 tables: no Spark job
     lag = None
     if LAG_TABLE in versions:
         lag = read_version(spark, settings, TABLES[LAG_TABLE], versions[LAG_TABLE]).filter(
@@ -233,12 +233,4 @@ def _rewritten(spark: SparkSession, settings: Settings, name: str, after: int, u
             return True
     return False
 
-
-def _newest_version(settings: Settings, spec: TableSpec) -> int:
-    """The table's newest version from its log through delta-rs: no Spark job (a check reads those of ~15 tables;
-    through Spark's history 7.5 s in a new JVM, bench/gold.py's warehouse, 2026-11-29)."""
-    from deltalake import DeltaTable
-
-    options = dict(settings.storage.delta_rs) or None
-    return int(DeltaTable(table_path(settings, spec), storage_options=options).version())
 

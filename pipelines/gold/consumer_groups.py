@@ -29,10 +29,10 @@ Topic ids, not names, identify partitions in these records; names are joined lat
 
 The core (:func:`derive`) is plain Python over :class:`GroupRecord` objects, tested with
 hand-built sequences. Two ways to run it in Spark: :func:`consumer_group_tables` replays every group from
-all its records with ``applyInPandas`` (a rebuild, and the reference); gold's query keeps each group's replay
-in Spark's state store (:class:`GroupReplay` over ``transformWithStateInPandas``, issue 14 item 1) and
-advances it by the new records alone (:func:`advance_replay`), giving the rows :func:`derive` of everything
-gives.
+all its records with ``applyInPandas`` (a rebuild, and the reference); a query of its own, run by each
+gold refresh (:func:`replay_stream`), keeps each group's replay in Spark's state store (:class:`GroupReplay`
+over ``transformWithStateInPandas``, issue 14 item 1) and advances it by the new records alone
+(:func:`advance_replay`), giving the rows :func:`derive` of everything gives.
 """
 
 from __future__ import annotations
@@ -672,7 +672,8 @@ def flat_records(records: DataFrame) -> DataFrame:
         "source_partition", "source_offset", "type", "member_id", "is_tombstone", value.alias("value"))
 
 
-ROWS_SCHEMA = "cluster_name string, group string, table string, row string"
+ROWS_COLUMNS = ["cluster_name", "group", "table", "row"]
+ROWS_SCHEMA = ", ".join(f"{name} string" for name in ROWS_COLUMNS)
 
 
 def has_consumer_groups(records: DataFrame) -> bool:
@@ -680,9 +681,6 @@ def has_consumer_groups(records: DataFrame) -> bool:
     from pyspark.sql import functions as F
 
     return not records.filter(F.col("type").isin(*RECORD_TYPES)).isEmpty()
-
-
-ROWS_COLUMNS = ["cluster_name", "group", "table", "row"]
 
 
 def _group_rows(cluster: str, group: str, history: GroupHistory) -> Any:  # a pandas frame of ROWS_SCHEMA

@@ -54,7 +54,9 @@ from pipelines.delta_tables import (  # latest_version: also found here by tests
     LayoutChanged,
     ensure_current_table,
     ensure_table,
+    file_statistics,
     latest_version,
+    newest_version,
     read_table,
     read_version,
     table_exists,
@@ -277,6 +279,8 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
             # Silver lost rows: gold is rebuilt from silver as it is by a query started afresh, and the KIP-848
             # replay, whose state holds those rows, starts afresh too (a kill before this runs the same batch,
             # which fails the same way, again).
+            from pipelines.gold.consumer_groups import replay_checkpoint_path
+
             Storage(spark).delete(replay_checkpoint_path(settings))
             _replayed_version.pop(replay_checkpoint_path(settings), None)
             Storage(spark).delete(checkpoint)
@@ -298,11 +302,12 @@ def replay_consumer_groups(spark: SparkSession, settings: Settings,
     Not started when silver.consumer_group_records is at the version this process last replayed up to (a
     query's start and stop cost about half a second; most refreshes bring no KIP-848 record).
     """
-    from pipelines.gold.consumer_groups import replay_stream
+    from pipelines.gold.consumer_groups import replay_checkpoint_path, replay_stream
 
     checkpoint = replay_checkpoint_path(settings)
-    version = latest_version(spark, settings, consumer_group_records.TABLE)
-    if version is None or _replayed_version.get(checkpoint) == version:
+    # The log's version through delta-rs: Spark's history would be a job on every refresh's path.
+    version = newest_version(settings, consumer_group_records.TABLE)  # the refresh made sure the table exists
+    if _replayed_version.get(checkpoint) == version:
         return
     run_to_available(replay_stream(spark, settings), checkpoint, "offsetlake-gold-consumer-groups",
                      lambda batch, _: apply_replayed(spark, settings, batch, on_written))
@@ -320,12 +325,14 @@ def apply_replayed(spark: SparkSession, settings: Settings, batch: DataFrame,
     silver.consumer_group_records (what ``check`` compares gold with): the replay may be ahead of them until
     gold's next batch, never behind once a refresh has ended.
     """
+    from pipelines.gold import silver_changes
+
     rows = batch.localCheckpoint()
     groups = sorted({(r["cluster_name"], r["group"])
                      for r in rows.select("cluster_name", "group").distinct().collect()})
     if not groups:
         return
-    applied = _reflected.get(silver_changes_checkpoint(settings))
+    applied = _reflected.get(silver_changes.checkpoint_path(settings))
     with _recording(spark, applied if applied is not None else reflected_silver_versions(spark, settings)):
         # Interpreted expressions for a few groups, as for a small batch of gold's query (the groups' silver rows
         # are what the steps read, and a group's are few).
@@ -336,18 +343,6 @@ def apply_replayed(spark: SparkSession, settings: Settings, batch: DataFrame,
 
 #: ``_refresh_groups``' key of the replay's rows among silver's changes.
 REPLAYED = "replay.consumer_groups"
-
-
-def silver_changes_checkpoint(settings: Settings) -> str:
-    from pipelines.gold import silver_changes
-
-    return silver_changes.checkpoint_path(settings)
-
-
-def replay_checkpoint_path(settings: Settings) -> str:
-    from pipelines.gold.consumer_groups import replay_checkpoint_path as path
-
-    return path(settings)
 
 
 class SilverRewritten(RuntimeError):
@@ -595,16 +590,12 @@ def _may_hold_consumer_rows(settings: Settings) -> bool:
     """Whether gold.group_state_history may hold rows of KIP-848 groups, by its files' statistics (no Spark job): a
     file may unless its ``group_type`` is at most 'classic' ('classic' < 'consumer'); a file without statistics may.
     A warehouse of classic groups never reads the group tables for them."""
-    import pyarrow as pa
-    from deltalake import DeltaTable
-
     from pipelines.gold.consumer_groups import GROUP_TYPE
 
-    if not table_exists(settings, GROUP_STATE_HISTORY):
+    found = file_statistics(settings, GROUP_STATE_HISTORY)
+    if found is None:
         return False
-    table = DeltaTable(table_path(settings, GROUP_STATE_HISTORY),
-                       storage_options=dict(settings.storage.delta_rs) or None)
-    files = pa.table(table.get_add_actions(flatten=True))
+    _, files = found
     if not files.num_rows:
         return False
     if "max.group_type" not in files.column_names:
@@ -721,21 +712,17 @@ def _may_hold_unnamed_ids(settings: Settings) -> tuple[int | None, bool]:
     may. Rows a deletion vector removed still count in their file's statistics: at worst a scan that finds
     nothing.
     """
-    import pyarrow as pa
-    from deltalake import DeltaTable
-
-    if not table_exists(settings, PARTITION_ASSIGNMENTS):
+    found = file_statistics(settings, PARTITION_ASSIGNMENTS)
+    if found is None:
         return None, False
-    table = DeltaTable(table_path(settings, PARTITION_ASSIGNMENTS),
-                       storage_options=dict(settings.storage.delta_rs) or None)
-    files = pa.table(table.get_add_actions(flatten=True))
+    version, files = found
     if files.num_rows and not {"null_count.topic", "null_count.topic_id"} <= set(files.column_names):
-        return table.version(), True
+        return version, True
     may_hold = files.num_rows > 0 and any(
         null_topics != 0 and (records is None or null_ids is None or null_ids < records)
         for records, null_topics, null_ids in zip(*(files.column(c).to_pylist() for c in (
             "num_records", "null_count.topic", "null_count.topic_id")), strict=True))
-    return table.version(), may_hold
+    return version, may_hold
 
 
 def with_groups(scope: GroupScope | None, groups: list[tuple[str, str]]) -> GroupScope | None:
