@@ -172,16 +172,23 @@ def main() -> None:
         full_seconds = time.perf_counter() - started
         report("baseline: full rebuild (gold deleted, all of silver)", full_seconds, initial + added)
 
+        all_equal = True
         for spec in GOLD:
             rebuilt = read_table(spark, settings, spec)
             columns = [c for c in spec.schema.fieldNames() if c not in ("refreshed_at",)]
             diff = incremental[spec.name].select(*columns).exceptAll(rebuilt.select(*columns)).count() + \
                 rebuilt.select(*columns).exceptAll(incremental[spec.name].select(*columns)).count()
+            all_equal = all_equal and diff == 0
             print(f"  {spec.name:<28} incremental == full rebuild: {'yes' if diff == 0 else f'NO ({diff} rows)'}")
         print(f"peak memory: python {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB, "
               f"Spark JVM {jvm_peak_mb(spark):,.0f} MB; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         spark.stop()
-    # Issue 14's figure: what an incremental refresh costs beside a full rebuild (target: 5 % or less).
+    from bench.results import write_result
+
+    write_result("gold", {"incremental_seconds": round(incremental_seconds, 2), "full_seconds": round(full_seconds, 2),
+                          "incremental_over_full_percent": round(100 * incremental_seconds / full_seconds, 1),
+                          "tables_equal": all_equal}, vars(args))
+    # What an incremental refresh costs beside a full rebuild (target: 5 % or less).
     print(f"gold: incremental/full = {100 * incremental_seconds / full_seconds:.1f}% at {args.commits:,} commits")
     shutil.rmtree(work, ignore_errors=True)
 

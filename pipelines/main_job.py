@@ -12,10 +12,8 @@ the same JVM instead of a scheduler starting one per minute, and then refreshes 
 which only a new snapshot extends. Each such cycle is reported as one line (``CycleReport.line``):
 records, rows per layer, and freshness -- how old the newest source record now visible in gold is.
 
-Not yet what the issue describes in full: p95 freshness is far from its 10 s (README, ``make demo``). The
-state machines that need a group's history are kept in Spark's state store (KIP-848 groups' replay, a query run
-after gold's, ``pipelines.gold.consumer_groups.GroupReplay``; Burrow's window for lag, ``pipelines.gold.consumer_lag``);
-classic groups' tables are recomputed per touched group from silver by Spark SQL.
+The group tables are replayed per touched group from silver (``pipelines.gold.group_history`` over the pure
+replay in ``history/``); Burrow's window for lag is kept in Spark's state store (``pipelines.gold.consumer_lag``).
 
 Why gold is refreshed after each batch, in the ingest's thread, and not beside the ingest: until
 2026-11-27 the main thread refreshed gold while the ingest went on with its next batches, so that a slow

@@ -38,8 +38,8 @@ class Incremental(enum.Enum):
 
     MERGE_LATEST_PER_KEY = "MERGE the newest new record of each key; a re-applied or older record changes nothing"
     RECOUNT_TOUCHED_KEYS = "recount the keys the new records fall in from silver, and MERGE the counts"
-    REPLACE_TOUCHED_GROUPS = ("recompute each group with new records from all of its records, and replace that "
-                              "group's rows in one Delta commit (replaceWhere)")
+    REPLACE_TOUCHED_GROUPS = ("replay each group with new records from all of its records (history/), and replace "
+                              "that group's rows in one Delta commit (replaceWhere)")
     APPEND_NEW_SNAPSHOTS = "append the rows of the end-offset snapshots newer than the table's newest (per snapshot id)"
 
 
@@ -105,6 +105,8 @@ class TableSpec:
     cluster_by: tuple[str, ...] = ()
     #: How a refresh keeps the table current (gold tables; None: written by the ingest or a snapshot as they come).
     incremental: Incremental | None = None
+    #: The kind of the group replay's rows the table holds (``history.KINDS``; the group tables only).
+    replay_rows: str | None = None
 
     def constraint(self, name: str) -> Constraint:
         return next(c for c in self.constraints if c.name == name)

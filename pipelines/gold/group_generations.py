@@ -1,24 +1,17 @@
-"""gold.group_generations: one row per recorded generation of a classic group.
+"""gold.group_generations: one row per recorded generation of a classic group, per group epoch of a KIP-848 group.
 
-The table's whole definition (issue 14, item 7): ``TABLE`` (schema, key, clustering, properties), the build step
-(``group_generations``, the classic groups' rows; KIP-848 groups' come from ``consumer_groups``) and the
-incremental strategy (``Incremental.REPLACE_TOUCHED_GROUPS``): a refresh (pipelines/gold/refresh.py
-``group_tables``, then ``replace_groups``) recomputes each group with new records from all of its records, the five
-group tables sharing one record sequence (``group_history``), and replaces that group's rows in one commit.
-Tested on hand-built rows in tests/pipelines/gold/test_group_generations.py.
+The table's whole definition: ``TABLE`` (schema, key, clustering, properties) and its incremental strategy. Its
+rows are the replay's ``generations`` rows (``history.classic`` for classic groups, ``history.consumer`` for KIP-848
+ones: what each column means is decided there once), written by ``pipelines/gold/refresh.py``: a refresh replays
+each group that gained records from all of its records and replaces that group's rows in one commit.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pyspark.sql import types as T
 
+from history import GENERATIONS
 from schemas.table_spec import DELETION_VECTORS, GROUP_CLUSTERING, Incremental, TableSpec, column
-
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
-
 
 TABLE = TableSpec(
     name="gold.group_generations",
@@ -67,34 +60,5 @@ TABLE = TableSpec(
     cluster_by=GROUP_CLUSTERING,
     properties=(DELETION_VECTORS,),  # each refresh replaces the rows of the groups that changed
     incremental=Incremental.REPLACE_TOUCHED_GROUPS,
+    replay_rows=GENERATIONS,
 )
-
-
-def group_generations(sequence: DataFrame, transition_rows: DataFrame) -> DataFrame:
-    """``sequence`` from group_history.record_sequence; ``transition_rows`` from rebalance_events.transitions."""
-    from pyspark.sql import functions as F
-
-    first = F.min_by(F.struct("protocol_type", "protocol", "leader", "member_count", "current_state_timestamp",
-                              "record_timestamp"), "seq")
-    generations = sequence.filter(~F.col("is_tombstone")).groupBy("cluster_name", "group", "incarnation",
-                                                                  "generation").agg(
-        first.alias("first"), F.max_by("next_at", "seq").alias("ended_at"), F.max("seq").alias("last_seq"),
-        F.count(F.lit(1)).cast("int").alias("records"),
-    )
-    # How each generation ended: the cause of the rebalance into the next one, or the tombstone.
-    successors = sequence.select("cluster_name", "group", (F.col("seq") - 1).alias("last_seq"),
-                                 F.col("is_tombstone").alias("next_is_tombstone"), "seq")
-    causes = transition_rows.filter("new_generation").select("cluster_name", "group", "seq", "likely_cause")
-    ends = successors.join(causes, ["cluster_name", "group", "seq"], "left").select(
-        "cluster_name", "group", "last_seq",
-        F.when(F.col("next_is_tombstone"), "group_removed").otherwise(F.col("likely_cause")).alias("end_reason"))
-    return generations.join(ends, ["cluster_name", "group", "last_seq"], "left").select(
-        "cluster_name", "group", "incarnation", "generation",
-        F.nullif(F.col("first.protocol_type"), F.lit("")).alias("protocol_type"),
-        F.col("first.protocol").alias("protocol"), F.col("first.leader").alias("leader"),
-        F.col("first.member_count").alias("member_count"),
-        F.coalesce("first.current_state_timestamp", "first.record_timestamp").alias("started_at"),
-        F.when(F.col("first.member_count") > 0, F.col("first.record_timestamp")).alias("stable_at"),
-        "ended_at", F.when(F.col("ended_at").isNotNull(), F.col("end_reason")).alias("end_reason"), "records",
-        F.lit("classic").alias("group_type"),
-    ).select(*TABLE.schema.fieldNames())

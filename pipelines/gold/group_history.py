@@ -1,104 +1,329 @@
-"""A classic group's GroupMetadata records as an ordered sequence: what every group gold table starts from.
+"""The five group tables from the replay (``history/``): each group's silver records in, its rows out.
 
-What the records can tell (Kafka ``GroupMetadataManager.storeGroup`` / ``GroupCoordinatorRecordHelpers``):
-a GroupMetadata record is written when a generation's assignment is stored (the leader's SyncGroup,
-then Stable), when a static member swaps its member id in, and when the group becomes Empty; a
-tombstone when the group is deleted or expires. PreparingRebalance, joins and departures are not
-written, so times derived here are the times the *records* show.
+Spark only moves rows here. A group's records (silver.group_metadata with its silver.group_members rows, its
+KIP-848 records in silver.consumer_group_records) and, as evidence of when classic members were last at work, the
+latest of its offset commits on each partition between two of its records, go to one Python call per group
+(``applyInPandas`` keyed by cluster and group), which replays them (``history.group.group_rows``) and returns
+every row of the group for each table as JSON; :func:`group_tables` parses them back into the tables' schemas and
+names the KIP-848 topic ids. A rebuild replays every group; a refresh (``pipelines/gold/refresh.py``) the groups
+that gained records, which then replace those groups' rows.
+
+The records cross into Python as JSON text (``value``): nested arrays of structs cross the Arrow boundary more
+simply as text, and the parsers here read them back.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from history import KINDS, classic, consumer
+from history.group import StormRule, group_rows
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
+
+    from conf.settings import Settings
+    from schemas.table_spec import TableSpec
 
 RECORD_KEY = ("cluster_name", "source_topic", "source_partition", "source_offset")
+CLASSIC, CONSUMER, COMMIT = "classic", "consumer", "commit"
+INPUT_COLUMNS = ("cluster_name", "group", "source", "at_ms", "source_partition", "source_offset", "type",
+                 "member_id", "is_tombstone", "value")
+ROWS_SCHEMA = "cluster_name string, group string, kind string, row string"
+TOPIC_NAMES = "topic_names"  # the kind of the rows that carry a PartitionMetadata record's (topic id, name)
+ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID: "no topic id" (classic clients' commits)
 
 
-def _group_window():  # type: ignore[no-untyped-def]
-    from pyspark.sql import Window
+# ------------------------------------------------------------------------------ into the replay
 
-    # One group's records all live in one __consumer_offsets partition, in append order.
-    return Window.partitionBy("cluster_name", "group").orderBy("record_timestamp", "source_partition",
-                                                               "source_offset")
+def classic_records(metadata: DataFrame, members: DataFrame) -> DataFrame:
+    """silver.group_metadata rows with their silver.group_members rows, as the replay's input rows."""
+    from pyspark.sql import functions as F
+
+    listed = members.groupBy(*RECORD_KEY).agg(F.collect_list(F.struct(
+        "member_id", "group_instance_id", "client_id", "client_host", "session_timeout_ms", "rebalance_timeout_ms",
+        "subscribed_topics", "assigned_partitions")).alias("members"))
+    value = F.to_json(F.struct("generation", "protocol_type", "protocol", "leader", "member_count",
+                               F.unix_millis("current_state_timestamp").alias("current_state_ms"), "members"))
+    return metadata.join(listed, list(RECORD_KEY), "left").select(
+        "cluster_name", "group", F.lit(CLASSIC).alias("source"), F.unix_millis("record_timestamp").alias("at_ms"),
+        "source_partition", "source_offset", F.lit(None).cast("string").alias("type"),
+        F.lit(None).cast("string").alias("member_id"), "is_tombstone",
+        F.when(~F.col("is_tombstone"), value).alias("value"))
 
 
-def record_sequence(metadata: DataFrame) -> DataFrame:
-    """silver.group_metadata rows numbered per group, with the time each record stands for.
+def consumer_records(records: DataFrame) -> DataFrame:
+    """silver.consumer_group_records rows of KIP-848 consumer groups, as the replay's input rows (the record's
+    typed value as JSON)."""
+    from pyspark.sql import functions as F
 
-    Columns added: ``seq`` (1, 2, ... per group), ``incarnation`` (tombstones before it),
-    ``new_generation`` (first record of its generation), ``at`` (for the first record of a
-    generation its currentStateTimestamp, i.e. when the generation formed; otherwise, and for
-    tombstones, the record's append time), ``next_at`` (``at`` of the group's next record).
+    value = F.coalesce(*[F.when(F.col("type") == name, F.to_json(F.col(f"{name}.value")))
+                         for name in consumer.RECORD_TYPES])
+    return records.filter(is_consumer_group_record()).select(
+        "cluster_name", F.col("group_id").alias("group"), F.lit(CONSUMER).alias("source"),
+        F.unix_millis("record_timestamp").alias("at_ms"), "source_partition", "source_offset", "type", "member_id",
+        "is_tombstone", F.when(~F.col("is_tombstone"), value).alias("value"))
+
+
+def is_consumer_group_record() -> Column:
+    """Over silver.consumer_group_records: a KIP-848 consumer group's record (not a share or streams group's)."""
+    from pyspark.sql import functions as F
+
+    return F.col("type").isin(*consumer.RECORD_TYPES)
+
+
+def commit_evidence(metadata: DataFrame, commits: DataFrame) -> DataFrame:
+    """The offset commits the classic replay can use, as its input rows: per group, partition and gap between two of
+    the group's records, the latest commit after the earlier record and up to the later one's join completion
+    (``currentStateTimestamp``), all ``history.classic.stop_bounds`` and ``likely_cause`` look at.
+
+    Why not every commit: a group commits far more often than it rebalances (bench/gold.py: 10M commits, 20,000
+    records), and each commit would cross into Python. Commits and records are ordered together per group (a
+    commit stamped at the same millisecond as a record goes before it), each commit tied to the next record.
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    w = _group_window()
-    before = w.rowsBetween(Window.unboundedPreceding, -1)
-    frame = metadata.withColumn("seq", F.row_number().over(w))
-    frame = frame.withColumn("incarnation", F.coalesce(F.sum(F.col("is_tombstone").cast("int")).over(before),
-                                                       F.lit(0)).cast("int"))
-    previous_generation = F.lag("generation").over(w)
-    previous_tombstone = F.lag("is_tombstone").over(w)
-    frame = frame.withColumn("new_generation", ~F.col("is_tombstone") & (
-        previous_generation.isNull() | F.coalesce(previous_tombstone, F.lit(False))
-        | (F.col("generation") != previous_generation)))
-    frame = frame.withColumn("at", F.when(F.col("new_generation"), F.coalesce("current_state_timestamp",
-                                                                              "record_timestamp"))
-                             .otherwise(F.col("record_timestamp")))
-    return frame.withColumn("next_at", F.lead("at").over(w))
+    marks = metadata.select("cluster_name", "group", F.unix_millis("record_timestamp").alias("t"),
+                            F.lit(1).alias("mark"),
+                            F.unix_millis(F.coalesce("current_state_timestamp", "record_timestamp")).alias("formed"),
+                            F.lit(None).cast("string").alias("topic"), F.lit(None).cast("int").alias("partition"))
+    made = commits.filter(~F.col("is_tombstone") & F.col("commit_timestamp").isNotNull()).select(
+        "cluster_name", "group", F.unix_millis("commit_timestamp").alias("t"), F.lit(0).alias("mark"),
+        F.lit(None).cast("long").alias("formed"), "topic", "partition")
+    w = Window.partitionBy("cluster_name", "group").orderBy("t", "mark")
+    record = F.col("mark") == 1
+    placed = marks.unionByName(made).select(
+        "*", F.last(F.when(record, F.col("t")), ignorenulls=True).over(
+            w.rowsBetween(Window.unboundedPreceding, 0)).alias("after"),
+        F.first(F.when(record, F.struct(F.col("t").alias("t"), "formed")), ignorenulls=True).over(
+            w.rowsBetween(0, Window.unboundedFollowing)).alias("next"))
+    usable = placed.filter(~record & F.col("after").isNotNull() & F.col("next").isNotNull()
+                           & (F.col("t") <= F.col("next.formed")))
+    latest = usable.groupBy("cluster_name", "group", F.col("next.t").alias("gap"), "topic", "partition").agg(
+        F.max("t").alias("at_ms"))
+    return latest.select(
+        "cluster_name", "group", F.lit(COMMIT).alias("source"), "at_ms", F.lit(None).cast("int").alias(
+            "source_partition"), F.lit(None).cast("long").alias("source_offset"),
+        F.lit(None).cast("string").alias("type"), F.lit(None).cast("string").alias("member_id"),
+        F.lit(False).alias("is_tombstone"), F.to_json(F.struct("topic", "partition")).alias("value"))
 
 
-def member_sequence(sequence: DataFrame, members: DataFrame) -> DataFrame:
-    """silver.group_members rows with their record's place in the sequence (``seq``, ``at``, ``next_at``...)."""
-    positions = sequence.select(*RECORD_KEY, "seq", "incarnation", "new_generation", "at", "next_at")
-    return members.join(positions, list(RECORD_KEY))
+#: At most this many time ranges in ``commits_in_windows``' predicate (nearest ones merged beyond it).
+MAX_WINDOWS = 200
 
 
-def record_summaries(sequence: DataFrame, members: DataFrame) -> DataFrame:
-    """The sequence with each record's member set, as arrays, for comparing consecutive records.
+def commits_in_windows(commits: DataFrame, metadata: DataFrame) -> DataFrame:
+    """``commits`` narrowed to those :func:`commit_evidence` can use for the GroupMetadata records ``metadata``
+    (silver.group_metadata rows of whole groups): commit times after a record and up to its successor's join
+    completion (``current_state_timestamp``, else its append time), over all of the groups' records.
 
-    ``identities``: a member's ``group.instance.id`` (prefixed ``i:``) for static members, else its
-    member id (``m:``), so that a static member restarting under a new member id is the same identity.
-    ``max_rebalance_timeout_ms``: the largest rebalance timeout among the members (null for none):
-    the coordinator ends a join phase at most that long after it began (``ClassicGroup.rebalanceTimeoutMs``).
+    Why: a refresh replays the groups with new records from their whole history, and their commits span all of
+    it; without a time bound every file of silver.offset_commits is read for the few commits that fall within a
+    rebalance (bench/gold.py at 10M commits: 6.0 s of the group step's 11.7 s, CHANGELOG 2026-11-28). The
+    windows go into the filter as literal time ranges, which Delta checks against each file's ``commit_timestamp``
+    statistics, so files outside them are not read. A superset of what any
+    transition needs (every pair of consecutive records gives a range, tombstones too; beyond ``MAX_WINDOWS``
+    the nearest ranges are merged), so :func:`commit_evidence` is the same as over all commits.
     """
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    identity = F.when(F.col("group_instance_id").isNotNull(), F.concat(F.lit("i:"), "group_instance_id")) \
-        .otherwise(F.concat(F.lit("m:"), "member_id"))
-    per_member = members.select(
-        *RECORD_KEY, "member_id", identity.alias("identity"), "group_instance_id", "session_timeout_ms",
-        "rebalance_timeout_ms",
-        F.array_join(F.array_sort(F.coalesce("subscribed_topics", F.array().cast("array<string>"))), ",")
-        .alias("topics"),
-        F.transform(F.flatten(F.transform(F.coalesce("assigned_partitions", F.array()),
-                                          lambda tp: F.transform(tp["partitions"],
-                                                                 lambda p: F.concat(tp["topic"], F.lit("/"),
-                                                                                    p.cast("string"))))),
-                    lambda tp: tp).alias("tps"),
-    )
-    per_record = per_member.groupBy(*RECORD_KEY).agg(
-        F.array_sort(F.collect_list("member_id")).alias("member_ids"),
-        F.array_sort(F.collect_list("identity")).alias("identities"),
-        F.map_from_entries(F.collect_list(F.struct("identity", "session_timeout_ms"))).alias("session_timeouts"),
-        F.map_from_entries(F.collect_list(F.struct("identity", "member_id"))).alias("identity_members"),
-        F.max("rebalance_timeout_ms").alias("max_rebalance_timeout_ms"),
-        F.array_sort(F.collect_list(F.concat("identity", F.lit("="), "topics"))).alias("subscriptions"),
-        F.array_sort(F.flatten(F.collect_list(F.transform("tps", lambda tp: F.concat(tp, F.lit("@"),
-                                                                                   F.col("identity"))))))
-        .alias("owned"),
-        F.array_sort(F.flatten(F.collect_list("tps"))).alias("tps"),
-    )
-    empty = F.array().cast("array<string>")
-    joined = sequence.join(per_record, list(RECORD_KEY), "left")
-    return joined.select(
-        *sequence.columns,
-        *[F.coalesce(c, empty).alias(c) for c in ("member_ids", "identities", "subscriptions", "owned", "tps")],
-        F.coalesce("session_timeouts", F.create_map().cast("map<string,int>")).alias("session_timeouts"),
-        F.coalesce("identity_members", F.create_map().cast("map<string,string>")).alias("identity_members"),
-        "max_rebalance_timeout_ms",
-    )
+    w = Window.partitionBy("cluster_name", "group").orderBy("record_timestamp", "source_partition", "source_offset")
+    pairs = metadata.select(F.unix_micros(F.lag("record_timestamp").over(w)).alias("after"),
+                            F.unix_micros(F.coalesce("current_state_timestamp", "record_timestamp")).alias("until"))
+    merged = merged_ranges([(r["after"], r["until"]) for r in pairs.filter(
+        F.col("after").isNotNull() & (F.col("until") > F.col("after"))).collect()], MAX_WINDOWS)
+    if not merged:
+        return commits.limit(0)
+    ts = F.col("commit_timestamp")
+    within = [(ts > F.timestamp_micros(F.lit(after))) & (ts <= F.timestamp_micros(F.lit(until)))
+              for after, until in merged]
+    predicate = within[0]
+    for clause in within[1:]:
+        predicate = predicate | clause
+    return commits.filter(predicate)
+
+
+def merged_ranges(ranges: list[tuple[int, int]], most: int) -> list[tuple[int, int]]:
+    """The union of the half-open ranges ``(after, until]``, as at most ``most`` ranges in time order: overlapping
+    ones joined, then, while there are too many, the ranges across the smallest gaps (a superset of the union)."""
+    merged: list[tuple[int, int]] = []
+    for after, until in sorted(ranges):
+        if merged and after <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], until))
+        else:
+            merged.append((after, until))
+    if len(merged) <= most:
+        return merged
+    # Keep the ``most - 1`` widest gaps; every other gap is closed.
+    widest = sorted(range(len(merged) - 1), key=lambda k: merged[k + 1][0] - merged[k][1], reverse=True)
+    gaps = sorted(widest[:most - 1])
+    kept, start = [], 0
+    for k in gaps:
+        kept.append((merged[start][0], merged[k][1]))
+        start = k + 1
+    kept.append((merged[start][0], merged[-1][1]))
+    return kept
+
+
+def classic_record_from_row(row: dict[str, Any]) -> classic.GroupMetadataRecord:
+    """A :class:`history.classic.GroupMetadataRecord` from an input row of :func:`classic_records`."""
+    position = (int(row["source_partition"]), int(row["source_offset"]))
+    if row["is_tombstone"] or row.get("value") is None:
+        return classic.GroupMetadataRecord(at_ms=int(row["at_ms"]), position=position, is_tombstone=True)
+    value = json.loads(row["value"])
+    members = tuple(classic.ClassicMember(
+        member_id=m["member_id"], group_instance_id=m.get("group_instance_id"), client_id=m.get("client_id"),
+        client_host=m.get("client_host"), session_timeout_ms=m.get("session_timeout_ms"),
+        rebalance_timeout_ms=m.get("rebalance_timeout_ms"),
+        subscribed_topics=tuple(m["subscribed_topics"]) if m.get("subscribed_topics") is not None else None,
+        assigned=tuple((tp["topic"], tuple(tp["partitions"])) for tp in m.get("assigned_partitions") or ()),
+    ) for m in value.get("members") or ())
+    return classic.GroupMetadataRecord(
+        at_ms=int(row["at_ms"]), position=position, generation=value.get("generation"),
+        protocol_type=value.get("protocol_type"), protocol=value.get("protocol"), leader=value.get("leader"),
+        current_state_ms=value.get("current_state_ms"), member_count=value.get("member_count"), members=members)
+
+
+def _partitions(value: Any) -> consumer.Partitions:
+    """``[{"topic_id": ..., "partitions": [...]}, ...]`` (JSON text or parsed) as a set of pairs."""
+    if isinstance(value, str):
+        value = json.loads(value)
+    return frozenset((tp["topic_id"], int(p)) for tp in value or () for p in tp.get("partitions") or ())
+
+
+def consumer_record_from_row(row: dict[str, Any]) -> consumer.GroupRecord:
+    """A :class:`history.consumer.GroupRecord` from an input row of :func:`consumer_records`."""
+    kind, tombstone = row["type"], bool(row["is_tombstone"])
+    base = {"at_ms": int(row["at_ms"]), "position": (int(row["source_partition"]), int(row["source_offset"])),
+            "type": kind, "member_id": row.get("member_id"), "is_tombstone": tombstone}
+    value = None if tombstone or row.get("value") is None else json.loads(row["value"])
+    if value is None:
+        return consumer.GroupRecord(**base)
+    if kind == consumer.GROUP_METADATA:
+        return consumer.GroupRecord(**base, epoch=value.get("epoch"), metadata_hash=value.get("metadata_hash"))
+    if kind == consumer.TARGET_METADATA:
+        return consumer.GroupRecord(**base, epoch=value.get("assignment_epoch"))
+    if kind == consumer.PARTITION_METADATA:
+        names = tuple((t["topic_id"], t["topic_name"]) for t in value.get("topics") or () if t.get("topic_name"))
+        return consumer.GroupRecord(**base, topic_names=names)
+    if kind == consumer.MEMBER_METADATA:
+        classic = value.get("classic_member_metadata") or {}
+        return consumer.GroupRecord(**base, member=consumer.MemberInfo(
+            client_id=value.get("client_id"), client_host=value.get("client_host"),
+            instance_id=value.get("instance_id"), rack_id=value.get("rack_id"),
+            subscribed_topics=tuple(value.get("subscribed_topic_names") or ()),
+            subscribed_topic_regex=value.get("subscribed_topic_regex") or None,
+            rebalance_timeout_ms=value.get("rebalance_timeout_ms"), server_assignor=value.get("server_assignor"),
+            session_timeout_ms=classic.get("session_timeout_ms")))
+    if kind == consumer.TARGET_MEMBER:
+        return consumer.GroupRecord(**base, target=_partitions(value.get("topic_partitions")))
+    if kind == consumer.CURRENT_ASSIGNMENT:
+        return consumer.GroupRecord(**base, current=consumer.CurrentAssignment(
+            member_epoch=value["member_epoch"], previous_member_epoch=value.get("previous_member_epoch", 0),
+            state=value.get("state", consumer.STABLE_MEMBER), assigned=_partitions(value.get("assigned_partitions")),
+            pending_revocation=_partitions(value.get("partitions_pending_revocation"))))
+    return consumer.GroupRecord(**base)
+
+
+def replay_group(frame: Any, storm: StormRule) -> Any:  # pandas in (INPUT_COLUMNS), pandas out (ROWS_SCHEMA)
+    """One group's input rows replayed: every row of the group, per kind, as JSON."""
+    import pandas as pd
+
+    if frame.empty:
+        return pd.DataFrame(columns=["cluster_name", "group", "kind", "row"])
+    cluster, group = frame["cluster_name"].iloc[0], frame["group"].iloc[0]
+    rows = frame.to_dict("records")
+    commits = []
+    for r in rows:
+        if r["source"] == COMMIT:
+            made = json.loads(r["value"])
+            commits.append(classic.Commit(int(r["at_ms"]), made["topic"], int(made["partition"])))
+    found = group_rows(classic_records=[classic_record_from_row(r) for r in rows if r["source"] == CLASSIC],
+                       commits=commits,
+                       consumer_records=[consumer_record_from_row(r) for r in rows if r["source"] == CONSUMER],
+                       storm=storm)
+    out = [(cluster, group, kind, json.dumps(row)) for kind in KINDS for row in found.rows[kind]]
+    out += [(cluster, group, TOPIC_NAMES, json.dumps({"topic_id": t, "topic": n}))
+            for t, n in sorted(found.topic_names.items())]
+    return pd.DataFrame(out, columns=["cluster_name", "group", "kind", "row"])
+
+
+def replayed_rows(inputs: DataFrame, settings: Settings) -> DataFrame:
+    """(cluster_name, group, kind, row JSON) of every row of each group in ``inputs`` (the union of
+    :func:`classic_records`, :func:`consumer_records` and :func:`commit_evidence`), computed per group on the
+    executors."""
+    storm = StormRule(settings.gold.storm_rebalances, settings.gold.storm_window_minutes)
+    return inputs.select(*INPUT_COLUMNS).groupBy("cluster_name", "group").applyInPandas(
+        lambda frame: replay_group(frame, storm), ROWS_SCHEMA)
+
+
+# ----------------------------------------------------------------------------- out of the replay
+
+def table_frame(rows: DataFrame, kind: str, columns: Sequence[Any]) -> DataFrame:
+    """The rows of ``kind`` parsed back into ``columns`` (StructFields); timestamps travel as epoch ms."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    wire = T.StructType([T.StructField(f.name, T.LongType() if isinstance(f.dataType, T.TimestampType)
+                                       else f.dataType, True) for f in columns])
+    parsed = rows.filter(F.col("kind") == kind).select("cluster_name", "group", F.from_json("row", wire).alias("r"))
+    return parsed.select("cluster_name", "group", *[
+        (F.timestamp_millis(F.col(f"r.{f.name}")) if isinstance(f.dataType, T.TimestampType)
+         else F.col(f"r.{f.name}")).alias(f.name) for f in columns])
+
+
+def topic_names(topic_ids: DataFrame, known: Sequence[DataFrame]) -> DataFrame:
+    """(cluster_name, topic_id, topic) for ``topic_ids`` (cluster_name, topic_id).
+
+    ``known`` are frames of (cluster_name, topic_id, topic): the groups' PartitionMetadata records, offset commits
+    that carry topic ids (OffsetCommitValue v4), the end-offset snapshots (``pipelines/topic_names.py``), names
+    gold already has. Ids none of them names get a null topic, until a later snapshot names them (the refresh then
+    replays those groups). Never the cluster: a refresh asks it nothing, and a rebuild from the warehouse gives the
+    same names. Should two names ever claim one id, the smallest wins, the same in every run.
+    """
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    names = reduce(lambda a, b: a.unionByName(b), [k.select("cluster_name", "topic_id", "topic") for k in known])
+    names = names.filter(F.col("topic_id").isNotNull() & (F.col("topic_id") != ZERO_UUID) & F.col("topic").isNotNull()
+                         ).groupBy("cluster_name", "topic_id").agg(F.min("topic").alias("topic"))
+    return topic_ids.distinct().join(names, ["cluster_name", "topic_id"], "left")
+
+
+def group_tables(metadata: DataFrame, members: DataFrame, records: DataFrame, commits: DataFrame,
+                 known_names: Sequence[DataFrame], settings: Settings, tables: Sequence[TableSpec]
+                 ) -> dict[str, DataFrame]:
+    """Each of ``tables`` (the group tables, each naming its ``replay_rows``) for the groups of the given silver rows:
+    silver.group_metadata, silver.group_members, silver.consumer_group_records and silver.offset_commits, all of
+    each group's (a refresh filters them to the groups it replays). ``known_names``: (cluster_name, topic_id,
+    topic) frames for :func:`topic_names`."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    inputs = classic_records(metadata, members).unionByName(consumer_records(records)).unionByName(
+        commit_evidence(metadata, commits))
+    rows = replayed_rows(inputs, settings).localCheckpoint()  # parsed once per table: replay once
+    frames = {}
+    for spec in tables:
+        columns = [f for f in spec.schema.fields if f.name not in ("cluster_name", "group")]
+        frames[spec.name] = table_frame(rows, spec.replay_rows, columns)
+        if "topic_id" in spec.schema.fieldNames():
+            # KIP-848 rows carry topic ids: named from the groups' own records, then from what else is known.
+            frame = frames[spec.name]
+            given = table_frame(rows, TOPIC_NAMES, [T.StructField("topic_id", T.StringType()),
+                                                    T.StructField("topic", T.StringType())])
+            ids = frame.filter(F.col("topic").isNull() & F.col("topic_id").isNotNull()).select("cluster_name",
+                                                                                                "topic_id")
+            # Materialised: ``known_names`` may read the very table these rows will overwrite.
+            names = topic_names(ids, [given.drop("group"), *known_names]).withColumnRenamed(
+                "topic", "_named").localCheckpoint()
+            frames[spec.name] = frame.join(F.broadcast(names), ["cluster_name", "topic_id"], "left").withColumn(
+                "topic", F.coalesce("topic", "_named"))
+        frames[spec.name] = frames[spec.name].select(*spec.schema.fieldNames())
+    return frames
+

@@ -1,24 +1,17 @@
-"""gold.group_membership: SCD2 rows of classic group members, from the records listing them.
+"""gold.group_membership: SCD2 rows of each group's members, from the records listing them.
 
-The table's whole definition (issue 14, item 7): ``TABLE`` (schema, key, clustering, properties), the build step
-(``group_membership``, the classic groups' rows; KIP-848 groups' come from ``consumer_groups``) and the incremental
-strategy (``Incremental.REPLACE_TOUCHED_GROUPS``): a refresh (pipelines/gold/refresh.py ``group_tables``, then
-``replace_groups``) recomputes each group with new records from all of its records, the five group tables sharing
-one record sequence (``group_history``), and replaces that group's rows in one commit.
-Tested on hand-built rows in tests/pipelines/gold/test_group_membership.py.
+The table's whole definition: ``TABLE`` (schema, key, clustering, properties) and its incremental strategy. Its
+rows are the replay's ``membership`` rows (``history.classic`` for classic groups, ``history.consumer`` for KIP-848
+ones: what each column means is decided there once), written by ``pipelines/gold/refresh.py``: a refresh replays
+each group that gained records from all of its records and replaces that group's rows in one commit.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pyspark.sql import types as T
 
+from history import MEMBERSHIP
 from schemas.table_spec import DELETION_VECTORS, GROUP_CLUSTERING, Incremental, TableSpec, column
-
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
-
 
 TABLE = TableSpec(
     name="gold.group_membership",
@@ -71,21 +64,5 @@ TABLE = TableSpec(
     cluster_by=GROUP_CLUSTERING,
     properties=(DELETION_VECTORS,),  # each refresh replaces the rows of the groups that changed
     incremental=Incremental.REPLACE_TOUCHED_GROUPS,
+    replay_rows=MEMBERSHIP,
 )
-
-
-def group_membership(member_rows: DataFrame) -> DataFrame:
-    """``member_rows`` from group_history.member_sequence."""
-    from pyspark.sql import functions as F
-
-    last = F.max_by(F.struct("group_instance_id", "client_id", "client_host", "session_timeout_ms",
-                             "rebalance_timeout_ms", "subscribed_topics"), "seq")
-    return member_rows.groupBy("cluster_name", "group", "member_id").agg(
-        last.alias("last"), F.min_by("at", "seq").alias("valid_from"), F.max_by("next_at", "seq").alias("valid_to"),
-        F.min("generation").alias("first_generation"), F.max("generation").alias("last_generation"),
-    ).select("cluster_name", "group", "member_id", "last.*", "valid_from", "valid_to", "first_generation",
-             "last_generation", F.lit("classic").alias("group_type"), F.lit(None).cast("string").alias("rack_id"),
-             F.lit(None).cast("string").alias("subscribed_topic_regex"),
-             F.lit(None).cast("string").alias("server_assignor"),
-             F.lit(None).cast("int").alias("first_member_epoch"), F.lit(None).cast("int").alias("last_member_epoch"),
-             ).select(*TABLE.schema.fieldNames())

@@ -1,24 +1,17 @@
 """gold.partition_assignments: SCD2 rows of who owned which partition in each generation.
 
-The table's whole definition (issue 14, item 7): ``TABLE`` (schema, key, clustering, properties), the build step
-(``partition_assignments``, the classic groups' rows; KIP-848 groups' come from ``consumer_groups``) and the
-incremental strategy (``Incremental.REPLACE_TOUCHED_GROUPS``): a refresh (pipelines/gold/refresh.py
-``group_tables``, then ``replace_groups``) recomputes each group with new records from all of its records, the five
-group tables sharing one record sequence (``group_history``), and replaces that group's rows in one commit.
-Tested on hand-built rows in tests/pipelines/gold/test_partition_assignments.py.
+The table's whole definition: ``TABLE`` (schema, key, clustering, properties) and its incremental strategy. Its
+rows are the replay's ``assignments`` rows (``history.classic`` for classic groups, ``history.consumer`` for KIP-848
+ones: what each column means is decided there once), written by ``pipelines/gold/refresh.py``: a refresh replays
+each group that gained records from all of its records and replaces that group's rows in one commit.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pyspark.sql import types as T
 
+from history import ASSIGNMENTS
 from schemas.table_spec import DELETION_VECTORS, GROUP_CLUSTERING, Incremental, TableSpec, column
-
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
-
 
 TABLE = TableSpec(
     name="gold.partition_assignments",
@@ -60,20 +53,5 @@ TABLE = TableSpec(
     cluster_by=GROUP_CLUSTERING,
     properties=(DELETION_VECTORS,),  # each refresh replaces the rows of the groups that changed
     incremental=Incremental.REPLACE_TOUCHED_GROUPS,
+    replay_rows=ASSIGNMENTS,
 )
-
-
-def partition_assignments(member_rows: DataFrame) -> DataFrame:
-    """``member_rows`` from group_history.member_sequence; one row per (generation, member, partition)."""
-    from pyspark.sql import functions as F
-
-    exploded = member_rows.select(
-        "cluster_name", "group", "generation", "member_id", "client_id", "group_instance_id", "seq",
-        "record_timestamp", "next_at", F.explode(F.coalesce("assigned_partitions", F.array())).alias("tp"),
-    ).select("*", F.col("tp.topic").alias("topic"), F.explode("tp.partitions").alias("partition"))
-    return exploded.groupBy("cluster_name", "group", "generation", "member_id", "topic", "partition").agg(
-        F.max_by("client_id", "seq").alias("client_id"),
-        F.max_by("group_instance_id", "seq").alias("group_instance_id"),
-        F.min_by("record_timestamp", "seq").alias("valid_from"), F.max_by("next_at", "seq").alias("valid_to"),
-    ).select("*", F.lit("classic").alias("group_type"), F.lit("current").alias("assignment_kind"),
-             F.lit(None).cast("string").alias("topic_id")).select(*TABLE.schema.fieldNames())

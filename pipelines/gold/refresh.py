@@ -9,25 +9,19 @@ with Delta's history read by hand). Each micro-batch (``apply_changes``):
   row there (so re-applying a record changes nothing), tombstones deleting;
 * ``offset_commit_rate``: recounts only the minutes that got new commits, from the silver
   partitions (``commit_date``) of those commits, and MERGEs them;
-* the group tables (generations, membership, assignments, state history, rebalance events):
-  recomputes only the groups that got new GroupMetadata records (classic groups) or, in a second
-  query, new silver.consumer_group_records rows of KIP-848 consumer groups, with those groups' rows
-  of both kinds (a group id can move between the protocols), and replaces exactly those groups'
-  rows (one ``replaceWhere`` overwrite per table, atomic). KIP-848 groups' rows come from
-  their replay kept in Spark's state store by a query of its own, run after gold's
-  (``replay_consumer_groups``: each group's replay advanced by its new records alone, the groups it
-  replayed replaced the same way), or for a group touched otherwise, from gold as it is
-  (``consumer_group_rows``); their topic ids are named from
-  offset commits that carry ids, the groups' records, silver.topic_names (the ids the end-offset
-  snapshots described, ``pipelines.topic_names``) and names gold already has -- never by asking the
-  cluster, so a rebuild gives the same rows. A group whose assignments hold an id no source named yet
-  is recomputed when a later snapshot or commit names it.
+* the group tables (generations, membership, assignments, state history, rebalance events): the groups
+  that gained records (GroupMetadata records and members of classic groups, records of KIP-848 groups) are
+  replayed from all of their records (``pipelines.gold.group_history``, the replay itself in ``history/``), and
+  exactly those groups' rows replaced (one ``replaceWhere`` overwrite per table, atomic). KIP-848 topic ids are
+  named from offset commits that carry ids, the groups' records, silver.topic_names (the ids the end-offset
+  snapshots described, ``pipelines.topic_names``) and names gold already has -- never by asking the cluster, so
+  a rebuild gives the same rows. A group whose assignments hold an id no source named yet is replayed again when
+  a later snapshot or commit names it.
 
 A batch that dies half-way is run again over the same rows after a restart and converges to the same
-result (every step above is idempotent, and the replay query's batch run again starts from the state the
-batch before it left); with nothing new, no batch runs and nothing is written. If silver did more than
+result (every step above is idempotent); with nothing new, no batch runs and nothing is written. If silver did more than
 append (e.g. a retention delete; OPTIMIZE changes no rows and has no change data), gold is rebuilt from the
-whole of silver instead, both queries (and the replay's state) started afresh. A query without a checkpoint,
+whole of silver instead, the query started afresh. A query without a checkpoint,
 or a gold table missing, starts with a rebuild from silver at pinned versions (``bootstrap``).
 
 Every gold commit of a refresh records the silver versions gold then reflects (``userMetadata``,
@@ -49,6 +43,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from conf.settings import Settings
+from history.consumer import RECORD_TYPES as CONSUMER_RECORD_TYPES
 from pipelines.checkpoints import run_to_available
 from pipelines.delta_tables import (  # latest_version: also found here by tests and benches
     LayoutChanged,
@@ -56,7 +51,6 @@ from pipelines.delta_tables import (  # latest_version: also found here by tests
     ensure_table,
     file_statistics,
     latest_version,
-    newest_version,
     read_table,
     read_version,
     table_exists,
@@ -107,52 +101,6 @@ def ensure_gold_tables(spark: SparkSession, settings: Settings) -> list[TableSpe
     return outdated
 
 
-def group_tables(metadata: DataFrame, members: DataFrame, settings: Settings,
-                 consumer: dict[str, DataFrame] | None = None, commits: DataFrame | None = None,
-                 materialize: bool = False) -> dict[str, DataFrame]:
-    """Every group gold table from silver group_metadata and group_members rows (all, or some groups').
-
-    ``consumer``: the KIP-848 groups' rows of each table (``consumer_groups.consumer_group_tables``),
-    added to the classic ones (the storm flag of rebalance events is computed over both).
-    ``commits``: silver.offset_commits rows of (at least) the same groups: the members' last commits
-    bound when they stopped for a rebalance and tell a LeaveGroup from a possible session expiry
-    (``rebalance_events.last_commits``). A commit made before a GroupMetadata record is appended
-    before it in the same ``__consumer_offsets`` partition, so a refresh that sees a record has
-    every commit that bears on it.
-    ``materialize``: checkpoint (``localCheckpoint``) the intermediate frames several tables share (the
-    record sequence, the member rows, the transitions), so that each table's write plans and runs only its
-    own last steps instead of the whole chain again (the refresh: its input rows are checkpointed already).
-    On bench/gold.py's data at 20,000 commits (+200 in 5 groups; 2026-11-27 13:20-13:27, load ~3, two runs
-    each) the group steps of an incremental refresh took 9.2 and 9.8 s with it against 10.5 and 11.3 s.
-    """
-    from pipelines.gold import group_history
-    from pipelines.gold.group_generations import group_generations
-    from pipelines.gold.group_membership import group_membership
-    from pipelines.gold.group_state_history import group_state_history
-    from pipelines.gold.partition_assignments import partition_assignments
-    from pipelines.gold.rebalance_events import rebalance_events, transitions
-
-    sequence = group_history.record_sequence(metadata)
-    if materialize:
-        sequence = sequence.localCheckpoint()
-    member_rows = group_history.member_sequence(sequence, members)
-    transition_rows = transitions(group_history.record_summaries(sequence, members), commits)
-    if materialize:
-        member_rows, transition_rows = member_rows.localCheckpoint(), transition_rows.localCheckpoint()
-    consumer = consumer or {}
-    events = rebalance_events(transition_rows, settings, consumer.get(REBALANCE_EVENTS.name))
-    frames = {
-        GROUP_GENERATIONS.name: group_generations(sequence, transition_rows),
-        GROUP_MEMBERSHIP.name: group_membership(member_rows),
-        PARTITION_ASSIGNMENTS.name: partition_assignments(member_rows),
-        GROUP_STATE_HISTORY.name: group_state_history(sequence),
-    }
-    for name, rows in consumer.items():
-        if name in frames:
-            frames[name] = frames[name].unionByName(rows)
-    return {**frames, REBALANCE_EVENTS.name: events}
-
-
 def full_rebuild(spark: SparkSession, settings: Settings, silver: dict[str, DataFrame] | None = None
                  ) -> dict[str, DataFrame]:
     """Every gold table computed from all of silver, without writing: the reference for incremental runs.
@@ -162,7 +110,7 @@ def full_rebuild(spark: SparkSession, settings: Settings, silver: dict[str, Data
     (the end-offset snapshots' topic ids, not from ``__consumer_offsets``) is always read as it is.
     """
     from pipelines.gold.committed_offsets import committed_offsets
-    from pipelines.gold.consumer_groups import consumer_group_tables, has_consumer_groups
+    from pipelines.gold.group_history import group_tables
     from pipelines.gold.offset_commit_rate import offset_commit_rate
     from pipelines.topic_names import topic_names as named_topic_ids
 
@@ -170,11 +118,9 @@ def full_rebuild(spark: SparkSession, settings: Settings, silver: dict[str, Data
         return silver[spec.name] if silver is not None else read_table(spark, settings, spec)
 
     commits = rows(offset_commits.TABLE)
-    records = rows(consumer_group_records.TABLE)
     named = named_topic_ids(spark, settings)
-    consumer = (consumer_group_tables(records, [commits, *([named] if named is not None else [])])
-                if has_consumer_groups(records) else None)
-    frames = group_tables(rows(group_metadata.TABLE), rows(group_members.TABLE), settings, consumer, commits)
+    frames = group_tables(rows(group_metadata.TABLE), rows(group_members.TABLE), rows(consumer_group_records.TABLE),
+                          commits, [commits, *([named] if named is not None else [])], settings, GROUP_TABLES)
     return {COMMITTED_OFFSETS.name: committed_offsets(commits),
             OFFSET_COMMIT_RATE.name: offset_commit_rate(commits), **frames}
 
@@ -267,82 +213,24 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
 
     for attempt in (1, 2):
         starting: dict[str, int] | None = None
+        seen = GoldVersions()
         if silver_changes.bootstrap_needed(spark, settings, not missing):
             Storage(spark).delete(checkpoint)
             starting = bootstrap(spark, settings, announce)
+            seen.applied = dict(starting)
         try:
             run_to_available(silver_changes.silver_change_stream(spark, settings, starting), checkpoint,
-                             "offsetlake-gold", lambda batch, _: apply_changes(spark, settings, batch, announce))
+                             "offsetlake-gold",
+                             lambda batch, _, seen=seen: apply_changes(spark, settings, batch, announce, seen))
         except SilverRewritten:
             if attempt == 2:
                 raise
-            # Silver lost rows: gold is rebuilt from silver as it is by a query started afresh, and the KIP-848
-            # replay, whose state holds those rows, starts afresh too (a kill before this runs the same batch,
-            # which fails the same way, again).
-            from pipelines.gold.consumer_groups import replay_checkpoint_path
-
-            Storage(spark).delete(replay_checkpoint_path(settings))
-            _replayed_version.pop(replay_checkpoint_path(settings), None)
+            # Silver lost rows: gold is rebuilt from silver as it is by a query started afresh (a kill before this
+            # runs the same batch, which fails the same way, again).
             Storage(spark).delete(checkpoint)
             continue
         break
-    replay_consumer_groups(spark, settings, announce)
     return tuple(dict.fromkeys(written))
-
-
-#: Per replay checkpoint: the version of silver.consumer_group_records this process last replayed up to.
-_replayed_version: dict[str, int] = {}
-
-
-def replay_consumer_groups(spark: SparkSession, settings: Settings,
-                           on_written: Callable[[tuple[str, ...]], None] = lambda tables: None) -> None:
-    """Advance the KIP-848 groups' replays kept in Spark's state store by the records silver gained
-    (``consumer_groups.replay_stream``) and replace those groups' rows in the group tables (``apply_replayed``).
-
-    Not started when silver.consumer_group_records is at the version this process last replayed up to (a
-    query's start and stop cost about half a second; most refreshes bring no KIP-848 record).
-    """
-    from pipelines.gold.consumer_groups import replay_checkpoint_path, replay_stream
-
-    checkpoint = replay_checkpoint_path(settings)
-    # The log's version through delta-rs: Spark's history would be a job on every refresh's path.
-    version = newest_version(settings, consumer_group_records.TABLE)  # the refresh made sure the table exists
-    if _replayed_version.get(checkpoint) == version:
-        return
-    run_to_available(replay_stream(spark, settings), checkpoint, "offsetlake-gold-consumer-groups",
-                     lambda batch, _: apply_replayed(spark, settings, batch, on_written))
-    _replayed_version[checkpoint] = version
-
-
-def apply_replayed(spark: SparkSession, settings: Settings, batch: DataFrame,
-                   on_written: Callable[[tuple[str, ...]], None]) -> None:
-    """Apply one micro-batch of the replay query (every gold row of each KIP-848 group it replayed) to the group
-    tables: those groups' rows replaced, their classic rows (a group id can move between the protocols)
-    recomputed from silver as it is. Idempotent: a batch run again after a crash starts from the state the batch
-    before left, and gives the same rows.
-
-    Its commits record the silver versions gold's query last recorded, not a newer version of
-    silver.consumer_group_records (what ``check`` compares gold with): the replay may be ahead of them until
-    gold's next batch, never behind once a refresh has ended.
-    """
-    from pipelines.gold import silver_changes
-
-    rows = batch.localCheckpoint()
-    groups = sorted({(r["cluster_name"], r["group"])
-                     for r in rows.select("cluster_name", "group").distinct().collect()})
-    if not groups:
-        return
-    applied = _reflected.get(silver_changes.checkpoint_path(settings))
-    with _recording(spark, applied if applied is not None else reflected_silver_versions(spark, settings)):
-        # Interpreted expressions for a few groups, as for a small batch of gold's query (the groups' silver rows
-        # are what the steps read, and a group's are few).
-        with interpreted_expressions(spark, len(groups) <= settings.gold.interpreted_up_to_rows // 100):
-            _refresh_groups(spark, settings, {REPLAYED: rows}, GroupScope(groups),
-                            lambda spec: read_table(spark, settings, spec), on_written)
-
-
-#: ``_refresh_groups``' key of the replay's rows among silver's changes.
-REPLAYED = "replay.consumer_groups"
 
 
 class SilverRewritten(RuntimeError):
@@ -352,8 +240,12 @@ class SilverRewritten(RuntimeError):
 #: What a gold table's Delta commits carry in ``userMetadata`` (``reflected_silver_versions`` reads it back).
 USER_METADATA_KEY = "offsetlake.silver_versions"
 
-#: Per gold checkpoint, the silver versions gold reflects as this process last wrote them.
-_reflected: dict[str, dict[str, int]] = {}
+@dataclass
+class GoldVersions:
+    """The silver versions gold reflects, as one refresh (one run of gold's query) wrote them: ``applied`` is None
+    until the refresh rebuilt gold or applied a batch in full, and then what its commits record."""
+
+    applied: dict[str, int] | None = None
 
 
 def bootstrap(spark: SparkSession, settings: Settings, on_written: Callable[[tuple[str, ...]], None]
@@ -363,11 +255,8 @@ def bootstrap(spark: SparkSession, settings: Settings, on_written: Callable[[tup
 
     Pinned so that a row silver gains during the rebuild is read by the query, not lost between the two.
     """
-    from pipelines.gold import silver_changes
-
     versions = {spec.name: latest_version(spark, settings, spec) or 0 for spec in SOURCES}
     pinned = {spec.name: read_version(spark, settings, spec, versions[spec.name]) for spec in SOURCES}
-    _reflected[silver_changes.checkpoint_path(settings)] = dict(versions)
     with _recording(spark, versions):
         rebuild_gold(spark, settings, pinned, on_written)
     return versions
@@ -383,24 +272,23 @@ def rebuild_gold(spark: SparkSession, settings: Settings, silver: dict[str, Data
 
 
 def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
-                  on_written: Callable[[tuple[str, ...]], None]) -> None:
+                  on_written: Callable[[tuple[str, ...]], None], seen: GoldVersions) -> None:
     """Apply one micro-batch of the gold query (silver's inserted rows) to gold; idempotent, so a batch run
     again after a crash changes nothing it had already changed.
 
     A batch holding any change that is not an insert (silver was changed, not appended to: a retention
     DELETE, a RESTORE) fails with ``SilverRewritten``, before writing anything: ``refresh_gold_tables`` then
-    rebuilds gold from the whole of silver with the queries started afresh (the state store's replays of
-    KIP-848 groups hold the rows silver lost). A batch of at most ``gold.interpreted_up_to_rows`` rows runs on
-    Spark's interpreted expressions (``pipelines.spark_jobs.interpreted_expressions`` says why).
+    rebuilds gold from the whole of silver with the query started afresh. A batch of at most
+    ``gold.interpreted_up_to_rows`` rows runs on Spark's interpreted expressions
+    (``pipelines.spark_jobs.interpreted_expressions`` says why).
     """
     from pipelines.gold import silver_changes
 
-    key = silver_changes.checkpoint_path(settings)
-    applied = _reflected.get(key)
+    applied = seen.applied
     if applied is not None:
-        # What this process knows gold holds already: the bootstrap's versions, which the query reads once
-        # more (it starts at them), and nothing after a batch this process applied in full. Only this
-        # process's own record: a batch that died half-way left some gold tables recording its versions.
+        # What this refresh knows gold holds already: the bootstrap's versions, which the query reads once
+        # more (it starts at them), and nothing after a batch it applied in full. Only its own record: a batch
+        # that died half-way left some gold tables recording its versions.
         batch = batch.filter(silver_changes.after_versions(applied))
     rows = batch.localCheckpoint()  # read once from the change data feed; every step below reads it again
     summary = silver_changes.summarize(rows, touching_group())
@@ -408,7 +296,7 @@ def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
         raise SilverRewritten(f"silver holds {summary.other_changes} changes that are not appends")
     if not summary.versions:
         return
-    # The versions of the tables this batch did not touch: from this process, else from gold's commits (once).
+    # The versions of the tables this batch did not touch: from this refresh, else from gold's commits.
     known = applied if applied is not None else reflected_silver_versions(spark, settings)
     reflected = {**known, **summary.versions}
     with _recording(spark, reflected):
@@ -416,7 +304,7 @@ def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
         with interpreted_expressions(spark, 0 < summary.total <= limit):
             _refresh(spark, settings, silver_changes.changed_rows(rows, summary), summary.versions,
                      touched_groups(summary), on_written)
-    _reflected[key] = reflected
+    seen.applied = reflected
 
 
 #: Held while a refresh's writes record their silver versions (``_recording``): the record is a session conf,
@@ -444,19 +332,20 @@ def _recording(spark: SparkSession, versions: dict[str, int]) -> Iterator[None]:
 
 def reflected_silver_versions(spark: SparkSession, settings: Settings) -> dict[str, int]:
     """The silver versions gold reflects: per silver table, the newest version recorded by a gold table's
-    latest refresh commits (``_recording``); empty before the first refresh."""
-    from delta.tables import DeltaTable
+    latest refresh commits (``_recording``); empty before the first refresh. Read from the tables' commit info
+    through delta-rs (no Spark job: each refresh of ``run`` asks once)."""
+    from deltalake import DeltaTable
 
     found: dict[str, int] = {}
     for spec in GOLD:
-        path = table_path(settings, spec)
-        if not DeltaTable.isDeltaTable(spark, path):
+        if not table_exists(settings, spec):
             continue
-        for row in DeltaTable.forPath(spark, path).history(20).select("version", "userMetadata").collect():
-            recorded = _recorded_versions(row["userMetadata"])
+        table = DeltaTable(table_path(settings, spec), storage_options=dict(settings.storage.delta_rs) or None)
+        for commit in table.history(20):
+            recorded = _recorded_versions(commit.get("userMetadata"))
             if recorded is not None:
-                for table, version in recorded.items():
-                    found[table] = max(version, found.get(table, version))
+                for name, version in recorded.items():
+                    found[name] = max(version, found.get(name, version))
                 break
     return found
 
@@ -504,103 +393,35 @@ def _refresh(spark: SparkSession, settings: Settings, changes: dict[str, DataFra
 def _refresh_groups(spark: SparkSession, settings: Settings, changes: dict[str, DataFrame],
                     touched: GroupScope | None, rows_of: Callable[[TableSpec], DataFrame],
                     on_written: Callable[[tuple[str, ...]], None]) -> None:
-    """Recompute the group tables' rows of the groups ``changes`` touched (``touched``), and of those a new topic
-    name reaches, and replace those groups' rows."""
-    commits = changes.get(offset_commits.TABLE.name)
+    """Replay the groups ``changes`` touched (``touched``), and those a new topic name reaches, from all of their
+    records, and replace those groups' rows in the group tables."""
+    from pipelines.gold.group_history import commits_in_windows, group_tables
+    from pipelines.topic_names import topic_names as named_topic_ids
+
     scope = with_groups(touched, newly_named_groups(spark, settings, changes))
     if scope is None or scope.groups == []:
         return
     groups = scope.groups
-    group_metadata_rows, member_rows, commit_rows = (
-        rows_of(spec) for spec in (group_metadata.TABLE, group_members.TABLE, offset_commits.TABLE))
+    metadata, members, records, commits = (rows_of(spec) for spec in (
+        group_metadata.TABLE, group_members.TABLE, consumer_group_records.TABLE, offset_commits.TABLE))
     if groups is not None:
         # The groups as a literal predicate, not a join: Delta skips the files of other groups by their
         # statistics (the silver group tables are clustered by group), and there is no join to plan.
         in_scope = groups_predicate(groups)
-        group_metadata_rows = group_metadata_rows.filter(in_scope)
-        member_rows = member_rows.filter(in_scope)
-        commit_rows = commit_rows.filter(in_scope)
-    # The affected groups' records are few (one per rebalance): materialise them once for five tables.
-    group_metadata_rows = group_metadata_rows.localCheckpoint()
-    if groups is not None:
-        from pipelines.gold.rebalance_events import commits_in_windows
-
-        commit_rows = commits_in_windows(commit_rows, group_metadata_rows)
-    member_rows = member_rows.localCheckpoint()
-    consumer = consumer_group_rows(spark, settings, changes.get(REPLAYED), groups, commits)
-    frames = group_tables(group_metadata_rows, member_rows, settings, consumer, commit_rows, materialize=True)
+        metadata, members, commits = (rows.filter(in_scope) for rows in (metadata, members, commits))
+        records = records.filter(groups_predicate(groups, "group_id"))
+        metadata = metadata.localCheckpoint()  # read twice: the records, and the commits' time windows
+        commits = commits_in_windows(commits, metadata)
+    known = [read_table(spark, settings, COMMITTED_OFFSETS), read_table(spark, settings, PARTITION_ASSIGNMENTS)]
+    if changes.get(offset_commits.TABLE.name) is not None:
+        known.append(changes[offset_commits.TABLE.name])
+    named = named_topic_ids(spark, settings)
+    if named is not None:
+        known.append(named)
+    frames = group_tables(metadata, members, records, commits, known, settings, GROUP_TABLES)
     run_together(spark, [_announced(spec, on_written,
                                     lambda spec=spec: replace_groups(settings, spec, frames[spec.name], groups))
                          for spec in GROUP_TABLES], settings.gold.concurrent_writes)
-
-
-def consumer_group_rows(spark: SparkSession, settings: Settings, replayed: DataFrame | None,
-                        groups: list[tuple[str, str]] | None, commits: DataFrame | None) -> dict[str, DataFrame] | None:
-    """The group tables' rows of the KIP-848 groups among ``groups`` [(cluster_name, group)]; None: there are none.
-
-    From the state store for the groups the replay query's batch replayed (``replayed``: every gold row of each
-    group that gained records, ``apply_replayed``); from gold as it is for the others (touched by a classic record,
-    a group id having moved between the protocols, or by a topic name that arrived: ``newly_named_groups``),
-    whose records did not change, their assignments' missing topic names filled from the names known now. Topic
-    ids are named from commits that carry them (``commits``: the batch's), silver.topic_names and names gold has.
-    """
-    from pyspark.sql import functions as F
-
-    from pipelines.gold.consumer_groups import GROUP_TYPE, tables_of_rows, topic_names
-    from pipelines.topic_names import topic_names as named_topic_ids
-
-    def known_names() -> list[DataFrame]:
-        known = [read_table(spark, settings, COMMITTED_OFFSETS), read_table(spark, settings, PARTITION_ASSIGNMENTS)]
-        if commits is not None:
-            known.append(commits)
-        named = named_topic_ids(spark, settings)
-        if named is not None:
-            known.append(named)
-        return known
-
-    replayed_groups: set[tuple[str, str]] = set()
-    if replayed is not None:
-        replayed_groups = {(r["cluster_name"], r["group"])
-                           for r in replayed.select("cluster_name", "group").distinct().collect()}
-    tables = tables_of_rows(replayed, known_names()) if replayed_groups else {}
-    others = sorted(set(groups) - replayed_groups) if groups is not None else None
-    if (others is None or others) and _may_hold_consumer_rows(settings):
-        consumer = F.col("group_type") == GROUP_TYPE
-        states = read_table(spark, settings, GROUP_STATE_HISTORY).filter(consumer)
-        if others is not None:
-            states = states.filter(groups_predicate(others))
-        kept_groups = sorted({(r["cluster_name"], r["group"])
-                              for r in states.select("cluster_name", "group").distinct().collect()})
-        if kept_groups:
-            # Materialised: the rows are written back into the tables they are read from.
-            kept = {spec.name: read_table(spark, settings, spec).filter(consumer & F.expr(groups_predicate(
-                kept_groups))).select(*spec.schema.fieldNames()).localCheckpoint() for spec in GROUP_TABLES}
-            assignments = kept[PARTITION_ASSIGNMENTS.name]
-            ids = assignments.filter(F.col("topic").isNull() & F.col("topic_id").isNotNull()).select(
-                "cluster_name", "topic_id")
-            names = topic_names(ids, known_names()).withColumnRenamed("topic", "_named").localCheckpoint()
-            named = assignments.join(F.broadcast(names), ["cluster_name", "topic_id"], "left")
-            kept[PARTITION_ASSIGNMENTS.name] = named.withColumn("topic", F.coalesce("topic", "_named")).select(
-                *PARTITION_ASSIGNMENTS.schema.fieldNames())
-            tables = {name: tables[name].unionByName(rows) if name in tables else rows for name, rows in kept.items()}
-    return tables or None
-
-
-def _may_hold_consumer_rows(settings: Settings) -> bool:
-    """Whether gold.group_state_history may hold rows of KIP-848 groups, by its files' statistics (no Spark job): a
-    file may unless its ``group_type`` is at most 'classic' ('classic' < 'consumer'); a file without statistics may.
-    A warehouse of classic groups never reads the group tables for them."""
-    from pipelines.gold.consumer_groups import GROUP_TYPE
-
-    found = file_statistics(settings, GROUP_STATE_HISTORY)
-    if found is None:
-        return False
-    _, files = found
-    if not files.num_rows:
-        return False
-    if "max.group_type" not in files.column_names:
-        return True
-    return any(top is None or top >= GROUP_TYPE for top in files.column("max.group_type").to_pylist())
 
 
 def _announced(spec: TableSpec, on_written: Callable[[tuple[str, ...]], None], write: Callable[[], None]
@@ -623,25 +444,27 @@ class GroupScope:
 
 def touching_group() -> Column:
     """Over the rows of gold's query (``pipelines.gold.silver_changes``), the group a row touches: a struct of
-    ``cluster_name`` and ``group`` for a new classic GroupMetadata record or member, null for every other row
-    (``silver_changes.summarize`` collects them). A KIP-848 group's records touch it through the replay query
-    (``replay_consumer_groups``), not here.
+    ``cluster_name`` and ``group`` for a new GroupMetadata record or member of a classic group, or a new record of
+    a KIP-848 consumer group; null for every other row (``silver_changes.summarize`` collects them).
 
     Why new silver.group_members rows touch their groups although each comes with its GroupMetadata record:
     silver's query appends a batch's group_metadata rows and its group_members rows in two Delta commits
     (side by side, in either order), and gold's query may plan a batch between the two (``offsetlake gold``
-    beside a running ingest). That batch recomputes the group without the record's members (or the members
+    beside a running ingest). That batch replays the group without the record's members (or the members
     without their record); the rows of the later commit, in the next batch, must touch the group again, or
     gold would keep it so until its next record (unlike a rebuild).
     """
     from pyspark.sql import functions as F
 
-    def of(spec: TableSpec) -> Column:
+    def of(spec: TableSpec, group: str = "group") -> Column:
         struct = F.col(column_of(spec))
-        return F.struct(struct["cluster_name"].alias("cluster_name"), struct["group"].alias("group"))
+        return F.struct(struct["cluster_name"].alias("cluster_name"), struct[group].alias("group"))
 
+    records = F.col(column_of(consumer_group_records.TABLE))
     return (F.when(F.col(SOURCE_TABLE) == group_metadata.TABLE.name, of(group_metadata.TABLE))
-            .when(F.col(SOURCE_TABLE) == group_members.TABLE.name, of(group_members.TABLE)))
+            .when(F.col(SOURCE_TABLE) == group_members.TABLE.name, of(group_members.TABLE))
+            .when((F.col(SOURCE_TABLE) == consumer_group_records.TABLE.name)
+                  & records["type"].isin(*CONSUMER_RECORD_TYPES), of(consumer_group_records.TABLE, "group_id")))
 
 
 def touched_groups(summary: BatchSummary) -> GroupScope | None:
@@ -672,36 +495,22 @@ def newly_named_groups(spark: SparkSession, settings: Settings, changes: dict[st
     return sorted({(cluster, group) for cluster, group, topic_id in unnamed if (cluster, topic_id) in now_named})
 
 
-#: Per gold.partition_assignments path: the Delta version last read by ``unnamed_topic_ids`` and what it held.
-_unnamed: dict[str, tuple[int, frozenset[tuple[str, str, str]]]] = {}
-
-
 def unnamed_topic_ids(spark: SparkSession, settings: Settings) -> frozenset[tuple[str, str, str]]:
     """(cluster_name, group, topic_id) of every gold.partition_assignments row with a topic id and no name.
 
-    Read once per version of the table: every batch of gold's query with new commits asks, and most find none
-    (only KIP-848 groups' ids can lack a name). Until 2026-11-28 each such batch scanned the whole table for them
-    and semi-joined the batch's ids with it: 0.4-1.6 s of a commits-only batch of make demo (2026-11-28 17:02);
-    now a commits-only batch reads the table's newest version number and nothing else. A new version is first
-    asked of its files' statistics (``_may_hold_unnamed_ids``, no Spark job), and scanned only if a file may
-    hold such a row: a warehouse of classic groups never has one, and its first batch after each rebalance
-    skipped a scan of 0.9-1.4 s (bench/gold.py's 10M warehouse, 2026-11-28 20:10-21:04).
+    Every batch of gold's query with new commits asks, and most find none (only KIP-848 groups' ids can lack a
+    name): the table's files' statistics are asked first (``_may_hold_unnamed_ids``, no Spark job), and the table
+    is scanned only if a file may hold such a row, so a warehouse of classic groups never scans it.
     """
     from pyspark.sql import functions as F
 
     version, may_hold = _may_hold_unnamed_ids(settings)
     if version is None or not may_hold:
         return frozenset()
-    path = table_path(settings, PARTITION_ASSIGNMENTS)
-    known = _unnamed.get(path)
-    if known is not None and known[0] == version:
-        return known[1]
     rows = (read_version(spark, settings, PARTITION_ASSIGNMENTS, version)
             .filter(F.col("topic").isNull() & F.col("topic_id").isNotNull())
             .select("cluster_name", "group", "topic_id").distinct().collect())
-    found = frozenset((r["cluster_name"], r["group"], r["topic_id"]) for r in rows)
-    _unnamed[path] = (version, found)
-    return found
+    return frozenset((r["cluster_name"], r["group"], r["topic_id"]) for r in rows)
 
 
 def _may_hold_unnamed_ids(settings: Settings) -> tuple[int | None, bool]:

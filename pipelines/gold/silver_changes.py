@@ -9,9 +9,7 @@ data feeds of the five silver tables gold is built from (``SOURCES``, Delta's st
 table has been read; ``pipelines.gold.refresh`` applies each micro-batch to gold in ``foreachBatch``.
 Exactly once as the ingest is: a batch's offsets are in the checkpoint before it runs, a batch that dies
 half-way is run again over the same rows after a restart, and every gold write is idempotent (MERGEs that
-apply only newer rows, groups recomputed from all of silver). KIP-848 groups' records are replayed by a query
-of their own, whose state store keeps each group's replay (``pipelines.gold.consumer_groups.replay_stream``):
-their rows here touch no group.
+apply only newer rows, groups replayed from all of their records in silver).
 
 Why one query over a union and not one per table: a batch's rows of all five tables arrive together, so
 the group tables are recomputed once per batch for all the groups any of them touched, and the sources'

@@ -50,7 +50,7 @@ def test_a_warehouse_on_hdfs_gets_the_same_silver_and_gold_as_one_on_the_local_d
         spark, settings_for, hdfs: EmbeddedHdfs, tmp_path: Path) -> None:
     """Batches written by ingest's batch writer, gold refreshed after each (the second refresh reads only the
     files silver's Delta log added, listed and read through Hadoop's FileSystem; the third replays a KIP-848 group
-    in the state store), then maintained."""
+    on the executors), then maintained."""
     import datetime as dt
 
     from coordinator import simulate
@@ -62,7 +62,7 @@ def test_a_warehouse_on_hdfs_gets_the_same_silver_and_gold_as_one_on_the_local_d
     from tests.pipelines.maintained_warehouse import BATCHES, RAW_SCHEMA
 
     # The third batch: a KIP-848 group's records (the reference coordinator's scenario), which the refresh
-    # replays in the state store, on the executors, with its checkpoint on HDFS.
+    # replays on the executors.
     scenario = Path(__file__).resolve().parents[2] / "conf" / "scenarios" / "kip848-subscription-change.yaml"
     kip848 = [(r.key, r.value, dt.datetime.fromtimestamp(r.timestamp / 1000, dt.UTC).replace(tzinfo=None))
               for r in simulate(scenario).records]

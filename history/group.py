@@ -1,0 +1,66 @@
+"""A group's rows from all of its records, whatever protocol wrote them: the one entry point of the replay.
+
+A group id can move between the protocols (KIP-848's online upgrade and downgrade convert a classic group into a
+consumer group and back, ``GroupMetadataManager.convertToConsumerGroup``), so one group can have rows of both
+kinds; each protocol's records go to its own replay, and the storm flags are counted over the rebalances of both.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from history import KINDS, REBALANCES, classic, consumer
+
+
+@dataclass(frozen=True)
+class StormRule:
+    """A rebalance is part of a storm when the group completed at least ``rebalances`` rebalances (itself
+    included) within ``window_minutes`` up to it (``gold.storm_rebalances``, ``gold.storm_window_minutes``)."""
+
+    rebalances: int = 5
+    window_minutes: int = 10
+
+
+@dataclass
+class GroupRows:
+    """Every row of one group, per kind (``history.KINDS``), and the topic names its records gave (id -> name)."""
+
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {kind: [] for kind in KINDS})
+    topic_names: dict[str, str] = field(default_factory=dict)
+
+
+def group_rows(classic_records: Iterable[classic.GroupMetadataRecord] = (),
+               commits: Iterable[classic.Commit] = (),
+               consumer_records: Iterable[consumer.GroupRecord] = (),
+               storm: StormRule = StormRule()) -> GroupRows:
+    """One group's rows: its GroupMetadata records with its offset commits (the classic protocol's evidence of when
+    members were last at work) and its KIP-848 records, each protocol replayed on its own, in log order."""
+    out = GroupRows()
+    classic_records, consumer_records = list(classic_records), list(consumer_records)
+    if classic_records:
+        for kind, rows in classic.replay(classic_records, commits).items():
+            out.rows[kind].extend(rows)
+    if consumer_records:
+        history = consumer.derive(consumer_records)
+        for kind, rows in consumer.rows_of(history).items():
+            out.rows[kind].extend(rows)
+        out.topic_names.update(history.topic_names)
+    flag_storms(out.rows[REBALANCES], storm)
+    return out
+
+
+def flag_storms(events: list[dict[str, Any]], storm: StormRule) -> None:
+    """Set ``rebalances_in_window`` (rebalances completed in the window of ``storm.window_minutes`` ending at this
+    one's ``stable_at``, itself and any at the same moment included) and ``is_storm`` on every rebalance; null on
+    static restarts, which are no rebalance."""
+    window_ms = storm.window_minutes * 60_000
+    times = sorted(e["stable_at"] for e in events if e["event_type"] == "rebalance")
+    for e in events:
+        if e["event_type"] != "rebalance":
+            e["rebalances_in_window"] = e["is_storm"] = None
+            continue
+        count = bisect_right(times, e["stable_at"]) - bisect_left(times, e["stable_at"] - window_ms + 1)
+        e["rebalances_in_window"], e["is_storm"] = count, count >= storm.rebalances
