@@ -12,7 +12,7 @@ decided here once, per group protocol, and Spark only feeds a group's records in
   protocol in, its rows for each table out (the storm flags counted over both protocols' rebalances).
 
 Rows are dicts keyed by the tables' column names, times as epoch milliseconds, without ``cluster_name`` and
-``group`` (the caller's key). Each gold table module names the kind of rows it takes (``REPLAY_ROWS``).
+``group`` (the caller's key). Each gold table module names the kind of rows it takes (``TableSpec.replay_rows``).
 """
 
 GENERATIONS = "generations"

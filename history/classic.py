@@ -121,9 +121,9 @@ def _step(record: GroupMetadataRecord, seq: int, incarnation: int, previous: Gro
         previous is None or previous.is_tombstone or previous.generation is None
         or record.generation != previous.generation)
     members = () if record.is_tombstone else record.members
-    owned = sorted((f"{topic}/{p}", m.identity) for m in members for topic, ps in m.assigned for p in ps)
-    # Spark-compatible order of "topic/p@identity" strings: the owned entries sort as those strings do.
-    owned.sort(key=lambda entry: f"{entry[0]}@{entry[1]}")
+    # In the order of their "topic/p@identity" strings (the order the causes' member lists follow).
+    owned = sorted(((f"{topic}/{p}", m.identity) for m in members for topic, ps in m.assigned for p in ps),
+                   key=lambda entry: f"{entry[0]}@{entry[1]}")
     timeouts = [m.rebalance_timeout_ms for m in members if m.rebalance_timeout_ms is not None]
     return _Step(
         record=record, seq=seq, incarnation=incarnation, new_generation=new_generation,

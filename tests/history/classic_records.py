@@ -13,7 +13,7 @@ from typing import Any
 from history.classic import ClassicMember, GroupMetadataRecord
 from history.group import group_rows
 
-T0_MS = 1_764_036_000_000  # 2025-11-25 02:00 UTC
+T0_MS = 1_795_572_000_000  # 2026-11-25 02:00 UTC
 
 
 def ms(seconds: float) -> int:

@@ -38,6 +38,9 @@ def test_each_generation_ends_when_the_next_one_formed_with_the_cause_of_that_re
     found = generations()
     assert found["g", 0, 1] == ("a", 2, 1, 2, 10, "member_joined", 2, "consumer")
     assert found["g", 0, 2] == ("a", 3, 10, 12, 19, "members_joined_and_left", 1, "consumer")
+    [row] = [r for r in replay_groups(GENERATION_RECORDS)["g"][GENERATIONS]
+             if (r["incarnation"], r["generation"]) == (0, 2)]
+    assert (row["protocol_type"], row["protocol"], row["group_type"]) == ("consumer", "range", "classic")
 
 
 def test_the_generation_a_tombstone_ends_was_removed_and_the_recreated_group_is_a_new_incarnation() -> None:
