@@ -1,0 +1,40 @@
+"""What each group table's module promises of the replay's rows it takes (``TableSpec.replay_rows``), checked on
+the replay of every reference scenario (classic and KIP-848 groups) without Spark: every row has exactly the
+table's columns (but ``cluster_name`` and ``group``, the caller's) and no two rows of a group share the table's
+key. What the rows mean is tested in tests/history/."""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from coordinator import simulate
+from history.group import GroupRows, group_rows
+from schemas.table_spec import TableSpec
+from tests.history.scenario_records import group_inputs
+
+SCENARIOS = sorted((Path(__file__).resolve().parents[3] / "conf" / "scenarios").glob("*.yaml"))
+
+
+@cache
+def replayed() -> tuple[tuple[str, GroupRows], ...]:
+    found = []
+    for path in SCENARIOS:
+        for group, inputs in group_inputs(simulate(str(path), kafka_version="4.2").records).items():
+            found.append((group, group_rows(inputs.classic_records, inputs.commits, inputs.consumer_records)))
+    return tuple(found)
+
+
+def assert_rows_fit(spec: TableSpec) -> None:
+    columns = set(spec.schema.fieldNames()) - {"cluster_name", "group"}
+    kinds: set[Any] = set()
+    for group, rows in replayed():
+        taken = rows.rows[spec.replay_rows]
+        for row in taken:
+            assert set(row) == columns, (spec.name, group, sorted(set(row) ^ columns))
+            kinds.add(row["group_type"])
+        keys = Counter(tuple(row.get(k, group) for k in spec.key if k != "cluster_name") for row in taken)
+        assert [key for key, n in keys.items() if n > 1] == [], (spec.name, group)
+    assert kinds == {"classic", "consumer"}, spec.name  # the scenarios hold groups of both protocols
