@@ -129,8 +129,8 @@ def _quiet_expected_warnings(spark: SparkSession) -> None:
 
 
 #: offsetlake's packages (pyproject.toml's list): what a Python worker on an executor may import.
-SHIPPED_PACKAGES = ("cli", "conf", "decoders", "schemas", "pipelines", "coordinator", "broker", "jvm", "quality",
-                    "dashboard")
+SHIPPED_PACKAGES = ("cli", "conf", "history", "decoders", "schemas", "pipelines", "coordinator", "broker", "jvm",
+                    "quality", "dashboard")
 _SHIPPED_SUFFIXES = (".py", ".sql", ".toml", ".yaml", ".xml")
 
 
