@@ -122,11 +122,11 @@ def commits_in_windows(commits: DataFrame, metadata: DataFrame) -> DataFrame:
 
     Why: a refresh replays the groups with new records from their whole history, and their commits span all of
     it; without a time bound every file of silver.offset_commits is read for the few commits that fall within a
-    rebalance (bench/gold.py at 10M commits: 6.0 s of the group step's 11.7 s, CHANGELOG 2026-11-28). The
-    windows go into the filter as literal time ranges, which Delta checks against each file's ``commit_timestamp``
-    statistics, so files outside them are not read. A superset of what any
-    transition needs (every pair of consecutive records gives a range, tombstones too; beyond ``MAX_WINDOWS``
-    the nearest ranges are merged), so :func:`commit_evidence` is the same as over all commits.
+    rebalance (at bench/gold.py's 10M commits, half of the group step). The windows go into the filter as literal
+    time ranges, which Delta checks against each file's ``commit_timestamp`` statistics, so files outside them are
+    not read. A superset of what any transition needs (every pair of consecutive records gives a range, tombstones
+    too; beyond ``MAX_WINDOWS`` the nearest ranges are merged), so :func:`commit_evidence` is the same as over all
+    commits.
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
