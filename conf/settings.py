@@ -192,15 +192,6 @@ class GoldSettings:
     # ``storm_rebalances`` rebalances (itself included) within ``storm_window_minutes``.
     storm_rebalances: int = 5
     storm_window_minutes: int = 10
-    # Gold tables a refresh writes (and counts) at the same time, each from a driver thread of its own
-    # (pipelines/spark_jobs.py says why), and silver's tables of one batch too; 1 writes them one after the other.
-    concurrent_writes: int = 4
-    # A refresh batch whose silver increment is at most this many rows (counted in the batch of gold's query)
-    # runs on Spark's interpreted expressions, not generated code: on a small increment Spark spends
-    # more time generating and compiling Java for each of a refresh's ~150 jobs than running them
-    # (pipelines/spark_jobs.py ``interpreted_expressions`` has the figures). Full rebuilds and larger
-    # increments keep generated code, which wins on volume. 0: always generated code.
-    interpreted_up_to_rows: int = 250_000
 
 
 # Delta's VACUUM refuses a retention shorter than the table's delta.deletedFileRetentionDuration
@@ -417,6 +408,9 @@ REMOVED_SETTINGS = {
     "gold.resolve_topic_ids": "removed 2026-11-26: gold names topic ids from the end-offset snapshots and never "
                               "asks the cluster",
     "gold.topic_lookup_timeout_seconds": "removed 2026-11-26: gold no longer looks topic ids up on the cluster",
+    "gold.concurrent_writes": "removed with issue 52: a refresh writes its tables one after the other",
+    "gold.interpreted_up_to_rows": "removed with issue 52: Spark's code generation is Spark's configuration "
+                                   "(spark.sql.codegen.*), not switched per refresh",
 }
 
 
@@ -559,10 +553,7 @@ def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) ->
     if not 0.0 <= lag.minimum_complete <= 1.0:
         raise ConfigError("lag.minimum_complete", lag.minimum_complete, "a fraction from 0.0 to 1.0",
                           source("lag", "minimum_complete"))
-    if settings.gold.interpreted_up_to_rows < 0:
-        raise ConfigError("gold.interpreted_up_to_rows", settings.gold.interpreted_up_to_rows, "a number >= 0",
-                          source("gold", "interpreted_up_to_rows"))
-    for key in ("storm_rebalances", "storm_window_minutes", "concurrent_writes"):
+    for key in ("storm_rebalances", "storm_window_minutes"):
         if getattr(settings.gold, key) < 1:
             raise ConfigError(f"gold.{key}", getattr(settings.gold, key), "a number >= 1", source("gold", key))
     maintenance = settings.maintenance

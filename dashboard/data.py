@@ -57,7 +57,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
                           "partition_status", "lag", "group_lag", "group_status", "lag_seconds_interpolated",
                           "lag_seconds_message_timestamp"),
     "gold.partition_assignments": ("cluster_name", "group", "topic", "partition", "member_id", "client_id",
-                                   "generation", "valid_from", "valid_to", "assignment_kind"),
+                                   "generation", "valid_from", "valid_to", "assignment_kind", "topic_id"),
     "gold.group_state_history": ("cluster_name", "group", "state", "at", "generation"),
     "gold.group_membership": ("cluster_name", "group", "member_id", "client_id", "group_instance_id",
                               "valid_from", "valid_to"),
@@ -73,7 +73,8 @@ CHART_COLUMNS = {name: columns for name, columns in COLUMNS.items() if name not 
 """The tables read for the charted groups alone: the bulk of the warehouse (assignments, lag per partition...)."""
 
 STATUS_VIEW = "dashboards.consumer_status_now"
-VIEWS: tuple[str, ...] = (STATUS_VIEW,)
+TOPIC_NAMES_VIEW = "dashboards.topic_names"
+VIEWS: tuple[str, ...] = (STATUS_VIEW, TOPIC_NAMES_VIEW)
 """The views the page reads whole; their rows come in ``build_data``'s ``tables`` under the view's name,
 timestamps as epoch milliseconds like the tables'."""
 
@@ -204,6 +205,15 @@ def _ending_rebalance(events: Sequence[Row], generation: int, valid_to: int) -> 
     later = [e for e in events if e["event_type"] == "rebalance" and e["from_generation"] == generation
              and e["stable_at"] >= valid_to]
     return min(later, key=lambda e: e["stable_at"]) if later else None
+
+
+def named(assignments: Iterable[Row], topic_names: Iterable[Row]) -> list[Row]:
+    """``assignments`` with each KIP-848 row's null ``topic`` named by its ``topic_id`` (rows of
+    ``dashboards.topic_names``): gold keeps the id and joins names at read, so a name that arrives late needs no
+    recompute."""
+    names = {(r["cluster_name"], r["topic_id"]): r["topic"] for r in topic_names}
+    return [r if r.get("topic") is not None or r.get("topic_id") is None
+            else {**r, "topic": names.get((r["cluster_name"], r["topic_id"]))} for r in assignments]
 
 
 def ownership_segments(rows: Iterable[Row], events: Iterable[Row], filters: Filters, data_end: int,
@@ -469,7 +479,7 @@ def build_data(tables: dict[str, list[Row]], filters: Filters, *, now: int, ware
         generated_at=now, warehouse=warehouse, clusters=clusters, data_start=data_start, data_end=data_end,
         groups=groups, groups_total=len(groups),
         rebalances=charted(rebalances),
-        ownership=charted(ownership_segments(of_charted("gold.partition_assignments"),
+        ownership=charted(ownership_segments(named(of_charted("gold.partition_assignments"), rows(TOPIC_NAMES_VIEW)),
                                              of_charted("gold.rebalance_events"), filters, data_end, multi)),
         lag=charted(lag_points(of_charted("gold.consumer_lag"), filters, multi)),
         commit_rate=charted(commit_rate_points(of_charted("gold.offset_commit_rate"), filters, multi)),

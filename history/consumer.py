@@ -24,8 +24,10 @@ while a member is not ``isReconciledTo`` the assignment epoch (member epoch belo
 state not STABLE: partitions pending revocation, or waiting for partitions others still own);
 Stable otherwise; and Dead on the group tombstone.
 
-Topic ids, not names, identify partitions in these records: assignment rows keep the id and a null ``topic``;
-the caller names them. The topic names PartitionMetadata records give are in ``GroupHistory.topic_names``.
+Topic ids, not names, identify partitions in these records: assignment rows keep the id, and their ``topic`` is the
+name the group's own PartitionMetadata records give it (``GroupHistory.topic_names``; Kafka 4.1+ stopped writing
+them, KIP-1101), else null: readers join the other names at read (``pipelines/sql_views/topic_names.sql``), so a
+name that arrives late needs no replay.
 """
 
 from __future__ import annotations
@@ -505,8 +507,9 @@ def rows_of(history: GroupHistory) -> dict[str, list[dict[str, Any]]]:
             "last_member_epoch": m.last_member_epoch, **kind,
         } for m in history.membership],
         ASSIGNMENTS: [{
-            "topic": None, "topic_id": a.topic_id, "partition": a.partition, "member_id": a.member_id,
-            "client_id": a.client_id, "group_instance_id": a.group_instance_id, "generation": a.generation,
+            "topic": history.topic_names.get(a.topic_id), "topic_id": a.topic_id, "partition": a.partition,
+            "member_id": a.member_id, "client_id": a.client_id, "group_instance_id": a.group_instance_id,
+            "generation": a.generation,
             "valid_from": a.valid_from, "valid_to": a.valid_to, "assignment_kind": a.kind, **kind,
         } for a in merged.values()],
         STATES: [{"state": s.state, "at": s.at, "until": s.until, "generation": s.generation, "evidence": s.evidence,

@@ -26,10 +26,9 @@ class StormRule:
 
 @dataclass
 class GroupRows:
-    """Every row of one group, per kind (``history.KINDS``), and the topic names its records gave (id -> name)."""
+    """Every row of one group, per kind (``history.KINDS``)."""
 
     rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {kind: [] for kind in KINDS})
-    topic_names: dict[str, str] = field(default_factory=dict)
 
 
 def group_rows(classic_records: Iterable[classic.GroupMetadataRecord] = (),
@@ -47,7 +46,6 @@ def group_rows(classic_records: Iterable[classic.GroupMetadataRecord] = (),
         history = consumer.derive(consumer_records)
         for kind, rows in consumer.rows_of(history).items():
             out.rows[kind].extend(rows)
-        out.topic_names.update(history.topic_names)
     flag_storms(out.rows[REBALANCES], storm)
     return out
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from conf.settings import Settings
 from pipelines.storage import join
@@ -41,20 +41,6 @@ def newest_version(settings: Settings, spec: TableSpec) -> int:
 
     return int(DeltaTable(table_path(settings, spec), storage_options=dict(settings.storage.delta_rs) or None)
                .version())
-
-
-def file_statistics(settings: Settings, spec: TableSpec) -> tuple[int, Any] | None:
-    """The table's newest version and a pyarrow table of its data files with the statistics Delta keeps per file
-    (``num_records``, ``null_count.<column>``, ``min.<column>``, ``max.<column>``; delta-rs reads them from the log,
-    no Spark job); None when the table does not exist. Rows a deletion vector removed still count in their file's
-    statistics."""
-    import pyarrow as pa
-    from deltalake import DeltaTable
-
-    if not table_exists(settings, spec):
-        return None
-    table = DeltaTable(table_path(settings, spec), storage_options=dict(settings.storage.delta_rs) or None)
-    return int(table.version()), pa.table(table.get_add_actions(flatten=True))
 
 
 class WarehouseUnreachable(RuntimeError):

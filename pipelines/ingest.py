@@ -33,7 +33,6 @@ from pipelines.checkpoints import topic_checkpoint
 from pipelines.decode import record_type_column
 from pipelines.delta_tables import ensure_current_table, ensure_table, idempotent_append
 from pipelines.offsets_topic_source import OFFSETS_TOPIC, read_offsets_topic_stream
-from pipelines.spark_jobs import run_together
 from pipelines.storage import Storage, join
 from schemas import (
     ingest_batches,
@@ -125,7 +124,7 @@ def log_start_offsets(settings: Settings, topic: str, partitions: list[int]) -> 
 def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: DataFrame, batch_id: int
                 ) -> BatchReport:
     """Write one micro-batch to bronze (at most once per batch id), then bring silver up to bronze
-    (``pipelines.silver.derive_silver``: silver's own query over bronze) and, beside it, the batch's audit rows."""
+    (``pipelines.silver.derive_silver``: silver's own query over bronze), then write the batch's audit rows."""
     from pyspark.sql import functions as F
 
     from pipelines.silver import derive_silver
@@ -146,20 +145,14 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
     finally:
         raw.unpersist()
 
-    def audit() -> tuple[dict[int, tuple[int, int]], int]:
-        ranges = planned_ranges(Storage(spark), checkpoint_path(settings, topic), topic, batch_id)
-        audit, lost = _audit_rows(settings, topic, batch_id, per_partition, ranges)
-        if audit:
-            idempotent_append(spark.createDataFrame(audit, ingest_batches.TABLE.schema), settings,
-                              ingest_batches.TABLE, txn, batch_id)
-        return ranges, lost
-
-    # The audit (an Admin call and a Delta append, ~1 s) beside silver's query, not after it: neither reads
-    # what the other writes, and gold waits for both (make demo, 2026-11-28 17:02: 0.8-1.0 s a batch).
-    # Each is idempotent per batch id, so a batch killed with one written and not the other completes it when
-    # run again. ``gold.concurrent_writes`` = 1 keeps every write one after the other.
-    rows, (ranges, lost) = run_together(spark, [lambda: derive_silver(spark, settings, topic), audit],
-                                        min(2, settings.gold.concurrent_writes))
+    rows = derive_silver(spark, settings, topic)
+    # Then the batch's audit rows: each write is idempotent per batch id, so a batch killed with silver written and
+    # not the audit completes it when run again.
+    ranges = planned_ranges(Storage(spark), checkpoint_path(settings, topic), topic, batch_id)
+    audit, lost = _audit_rows(settings, topic, batch_id, per_partition, ranges)
+    if audit:
+        idempotent_append(spark.createDataFrame(audit, ingest_batches.TABLE.schema), settings, ingest_batches.TABLE,
+                          txn, batch_id)
     records = sum(per_partition.values())
     # Every partition the batch planned, including those with nothing new (they get no audit row):
     # the CLI's "records behind the topic's end" compares these with the topic's ends per partition,

@@ -30,7 +30,6 @@ from conf.settings import Settings
 from pipelines import decode
 from pipelines.checkpoints import topic_checkpoint
 from pipelines.delta_tables import idempotent_append, latest_version, table_path
-from pipelines.spark_jobs import run_together
 from pipelines.storage import Storage
 from schemas import (
     consumer_group_records,
@@ -324,13 +323,11 @@ def write_silver(spark: SparkSession, settings: Settings, topic: str, bronze: Da
                  consumer_group_records.TABLE.name: rows["consumer_group_records"],
                  quarantine.TABLE.name: rows["quarantine"]}
         # A table with nothing to add is not written: the decode of a batch is deterministic, so a replay
-        # would find nothing for it either. The tables side by side, each from a driver thread of its own
-        # (``gold.concurrent_writes`` at a time): a batch with group records writes four, and one after the
-        # other they took 2.9 s of make demo's 6.3 s silver batch (2026-11-28 17:02). Each append is
-        # idempotent on its own, so a batch that dies between two is completed when run again, in any order.
-        run_together(spark, [lambda spec=spec, build=build: idempotent_append(build(decoded), settings, spec, txn,
-                                                                               batch_id)
-                             for spec, build in TABLES if added[spec.name]], settings.gold.concurrent_writes)
+        # would find nothing for it either. Each append is idempotent on its own, so a batch that dies between
+        # two is completed when run again.
+        for spec, build in TABLES:
+            if added[spec.name]:
+                idempotent_append(build(decoded), settings, spec, txn, batch_id)
         return rows
     finally:
         if completed is not None:

@@ -14,8 +14,8 @@ few rows here and writes nothing.
   Two snapshot processes racing can both add a new id: readers take distinct (cluster_name, topic_id, topic).
 - Build step: ``record_topic_names``, called by ``pipelines.end_offsets.append_snapshot`` before it appends the
   snapshot (a crash in between loses no name: the next snapshot describes the topic again).
-- Read by gold: ``topic_names`` (all of it, for groups recomputed), and the gold refresh reads what it gained
-  from its change data feed (``pipelines.gold.refresh``: groups whose ids it names are recomputed).
+- Read at read time: the view ``dashboards.topic_names`` (``pipelines/sql_views/topic_names.sql``) joins these names
+  to the KIP-848 rows of gold.partition_assignments by topic id, so a name that arrives late needs no recompute.
 """
 
 from __future__ import annotations
@@ -79,15 +79,3 @@ def _named_by_older_snapshots(spark: SparkSession, settings: Settings) -> DataFr
         return None
     return (snapshots.filter(F.col("topic_id").isNotNull()).groupBy("cluster_name", "topic_id", "topic")
             .agg(F.min("snapshot_id").alias("first_snapshot_id")))
-
-
-def topic_names(spark: SparkSession, settings: Settings) -> DataFrame | None:
-    """(cluster_name, topic_id, topic) of every id a snapshot named; None before the first snapshot with ids.
-
-    In a warehouse whose snapshots predate this table, until the next snapshot fills it, from the snapshots
-    themselves (as before the table existed), so that no name is lost in between."""
-    from pipelines.delta_tables import read_table, table_exists
-
-    names = (read_table(spark, settings, TABLE) if table_exists(settings, TABLE)
-             else _named_by_older_snapshots(spark, settings))
-    return names.select("cluster_name", "topic_id", "topic").distinct() if names is not None else None

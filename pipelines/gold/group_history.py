@@ -4,9 +4,10 @@ Spark only moves rows here. A group's records (silver.group_metadata with its si
 KIP-848 records in silver.consumer_group_records) and, as evidence of when classic members were last at work, the
 latest of its offset commits on each partition between two of its records, go to one Python call per group
 (``applyInPandas`` keyed by cluster and group), which replays them (``history.group.group_rows``) and returns
-every row of the group for each table as JSON; :func:`group_tables` parses them back into the tables' schemas and
-names the KIP-848 topic ids. A rebuild replays every group; a refresh (``pipelines/gold/refresh.py``) the groups
-that gained records, which then replace those groups' rows.
+every row of the group for each table as JSON; :func:`group_tables` parses them back into the tables' schemas.
+KIP-848 topic ids keep the names the group's own records give (else null): readers join the others at read
+(``pipelines/sql_views/topic_names.sql``). A rebuild replays every group; a refresh (``pipelines/gold/refresh.py``)
+the groups that gained records, which then replace those groups' rows.
 
 The records cross into Python as JSON text (``value``): nested arrays of structs cross the Arrow boundary more
 simply as text, and the parsers here read them back.
@@ -32,8 +33,6 @@ CLASSIC, CONSUMER, COMMIT = "classic", "consumer", "commit"
 INPUT_COLUMNS = ("cluster_name", "group", "source", "at_ms", "source_partition", "source_offset", "type",
                  "member_id", "is_tombstone", "value")
 ROWS_SCHEMA = "cluster_name string, group string, kind string, row string"
-TOPIC_NAMES = "topic_names"  # the kind of the rows that carry a PartitionMetadata record's (topic id, name)
-ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID: "no topic id" (classic clients' commits)
 
 
 # ------------------------------------------------------------------------------ into the replay
@@ -247,8 +246,6 @@ def replay_group(frame: Any, storm: StormRule) -> Any:  # pandas in (INPUT_COLUM
                        consumer_records=[consumer_record_from_row(r) for r in rows if r["source"] == CONSUMER],
                        storm=storm)
     out = [(cluster, group, kind, json.dumps(row)) for kind in KINDS for row in found.rows[kind]]
-    out += [(cluster, group, TOPIC_NAMES, json.dumps({"topic_id": t, "topic": n}))
-            for t, n in sorted(found.topic_names.items())]
     return pd.DataFrame(out, columns=["cluster_name", "group", "kind", "row"])
 
 
@@ -276,54 +273,17 @@ def table_frame(rows: DataFrame, kind: str, columns: Sequence[Any]) -> DataFrame
          else F.col(f"r.{f.name}")).alias(f.name) for f in columns])
 
 
-def topic_names(topic_ids: DataFrame, known: Sequence[DataFrame]) -> DataFrame:
-    """(cluster_name, topic_id, topic) for ``topic_ids`` (cluster_name, topic_id).
-
-    ``known`` are frames of (cluster_name, topic_id, topic): the groups' PartitionMetadata records, offset commits
-    that carry topic ids (OffsetCommitValue v4), the end-offset snapshots (``pipelines/topic_names.py``), names
-    gold already has. Ids none of them names get a null topic, until a later snapshot names them (the refresh then
-    replays those groups). Never the cluster: a refresh asks it nothing, and a rebuild from the warehouse gives the
-    same names. Should two names ever claim one id, the smallest wins, the same in every run.
-    """
-    from functools import reduce
-
-    from pyspark.sql import functions as F
-
-    names = reduce(lambda a, b: a.unionByName(b), [k.select("cluster_name", "topic_id", "topic") for k in known])
-    names = names.filter(F.col("topic_id").isNotNull() & (F.col("topic_id") != ZERO_UUID) & F.col("topic").isNotNull()
-                         ).groupBy("cluster_name", "topic_id").agg(F.min("topic").alias("topic"))
-    return topic_ids.distinct().join(names, ["cluster_name", "topic_id"], "left")
-
-
 def group_tables(metadata: DataFrame, members: DataFrame, records: DataFrame, commits: DataFrame,
-                 known_names: Sequence[DataFrame], settings: Settings, tables: Sequence[TableSpec]
-                 ) -> dict[str, DataFrame]:
+                 settings: Settings, tables: Sequence[TableSpec]) -> dict[str, DataFrame]:
     """Each of ``tables`` (the group tables, each naming its ``replay_rows``) for the groups of the given silver rows:
     silver.group_metadata, silver.group_members, silver.consumer_group_records and silver.offset_commits, all of
-    each group's (a refresh filters them to the groups it replays). ``known_names``: (cluster_name, topic_id,
-    topic) frames for :func:`topic_names`."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
+    each group's (a refresh filters them to the groups it replays)."""
     inputs = classic_records(metadata, members).unionByName(consumer_records(records)).unionByName(
         commit_evidence(metadata, commits))
-    rows = replayed_rows(inputs, settings).localCheckpoint()  # parsed once per table: replay once
+    # Checkpointed: each table parses its rows from it, and the replay runs once.
+    rows = replayed_rows(inputs, settings).localCheckpoint()
     frames = {}
     for spec in tables:
         columns = [f for f in spec.schema.fields if f.name not in ("cluster_name", "group")]
-        frames[spec.name] = table_frame(rows, spec.replay_rows, columns)
-        if "topic_id" in spec.schema.fieldNames():
-            # KIP-848 rows carry topic ids: named from the groups' own records, then from what else is known.
-            frame = frames[spec.name]
-            given = table_frame(rows, TOPIC_NAMES, [T.StructField("topic_id", T.StringType()),
-                                                    T.StructField("topic", T.StringType())])
-            ids = frame.filter(F.col("topic").isNull() & F.col("topic_id").isNotNull()).select("cluster_name",
-                                                                                                "topic_id")
-            # Materialised: ``known_names`` may read the very table these rows will overwrite.
-            names = topic_names(ids, [given.drop("group"), *known_names]).withColumnRenamed(
-                "topic", "_named").localCheckpoint()
-            frames[spec.name] = frame.join(F.broadcast(names), ["cluster_name", "topic_id"], "left").withColumn(
-                "topic", F.coalesce("topic", "_named"))
-        frames[spec.name] = frames[spec.name].select(*spec.schema.fieldNames())
+        frames[spec.name] = table_frame(rows, spec.replay_rows, columns).select(*spec.schema.fieldNames())
     return frames
-

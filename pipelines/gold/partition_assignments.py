@@ -25,8 +25,8 @@ TABLE = TableSpec(
         column("cluster_name", T.StringType(), "the cluster", False),
         column("group", T.StringType(), "consumer group id", False),
         column("topic", T.StringType(),
-               "assigned topic; KIP-848: the name of topic_id (from offset commits, group records or the "
-               "cluster's metadata), null when no source names it"),
+               "assigned topic; KIP-848: the name the group's own records give topic_id, else null: other names "
+               "are joined at read by topic_id (dashboards.topic_names; dashboards.partition_ownership does)"),
         column("partition", T.IntegerType(), "assigned partition", False),
         column("member_id", T.StringType(), "owner member id", False),
         column("client_id", T.StringType(), "owner client.id"),

@@ -2,21 +2,18 @@
 
 How it stays incremental: a Structured Streaming query reads what the silver tables gain from their
 change data feeds (``pipelines.gold.silver_changes``), and its checkpoint -- the engine's bookkeeping,
-not offsetlake's -- records how far it has read (until 2026-11-28 a table ``gold._refresh_state`` did,
-with Delta's history read by hand). Each micro-batch (``apply_changes``):
+not offsetlake's -- records how far it has read. Each micro-batch (``apply_changes``), one step after the other:
 
-* ``committed_offsets``: MERGEs the newest record per key, applied only when newer than the
-  row there (so re-applying a record changes nothing), tombstones deleting;
-* ``offset_commit_rate``: recounts only the minutes that got new commits, from the silver
-  partitions (``commit_date``) of those commits, and MERGEs them;
-* the group tables (generations, membership, assignments, state history, rebalance events): the groups
-  that gained records (GroupMetadata records and members of classic groups, records of KIP-848 groups) are
-  replayed from all of their records (``pipelines.gold.group_history``, the replay itself in ``history/``), and
-  exactly those groups' rows replaced (one ``replaceWhere`` overwrite per table, atomic). KIP-848 topic ids are
-  named from offset commits that carry ids, the groups' records, silver.topic_names (the ids the end-offset
-  snapshots described, ``pipelines.topic_names``) and names gold already has -- never by asking the cluster, so
-  a rebuild gives the same rows. A group whose assignments hold an id no source named yet is replayed again when
-  a later snapshot or commit names it.
+1. ``committed_offsets`` (the table commit freshness is measured on): MERGEs the newest record per key, applied
+   only when newer than the row there (so re-applying a record changes nothing), tombstones deleting;
+2. the group tables (rebalance events, generations, membership, assignments, state history): the groups that
+   gained records (GroupMetadata records and members of classic groups, records of KIP-848 groups) are replayed
+   from all of their records (``pipelines.gold.group_history``, the replay itself in ``history/``), and exactly
+   those groups' rows replaced (one ``replaceWhere`` overwrite per table, atomic). KIP-848 topic ids keep the
+   names the groups' own records give; the others are joined at read (``dashboards.topic_names``), so a name that
+   arrives late changes no gold row;
+3. ``offset_commit_rate``: recounts only the minutes that got new commits, from the silver partitions
+   (``commit_date``) of those commits, and MERGEs them.
 
 A batch that dies half-way is run again over the same rows after a restart and converges to the same
 result (every step above is idempotent); with nothing new, no batch runs and nothing is written. If silver did more than
@@ -26,10 +23,6 @@ or a gold table missing, starts with a rebuild from silver at pinned versions (`
 
 Every gold commit of a refresh records the silver versions gold then reflects (``userMetadata``,
 ``reflected_silver_versions``): ``check`` compares gold with silver as of those versions.
-
-How it runs: a batch of at most ``gold.interpreted_up_to_rows`` rows runs on Spark's interpreted
-expressions, not generated code (``pipelines.spark_jobs.interpreted_expressions`` says why); rebuilds
-and larger batches on generated code.
 """
 
 from __future__ import annotations
@@ -49,7 +42,6 @@ from pipelines.delta_tables import (  # latest_version: also found here by tests
     LayoutChanged,
     ensure_current_table,
     ensure_table,
-    file_statistics,
     latest_version,
     read_table,
     read_version,
@@ -65,9 +57,8 @@ from pipelines.gold.offset_commit_rate import TABLE as OFFSET_COMMIT_RATE
 from pipelines.gold.partition_assignments import TABLE as PARTITION_ASSIGNMENTS
 from pipelines.gold.rebalance_events import TABLE as REBALANCE_EVENTS
 from pipelines.gold.silver_changes import SOURCE_TABLE, SOURCES, BatchSummary, column_of
-from pipelines.spark_jobs import interpreted_expressions, run_together
 from pipelines.storage import Storage
-from schemas import consumer_group_records, group_members, group_metadata, offset_commits, topic_names
+from schemas import consumer_group_records, group_members, group_metadata, offset_commits
 from schemas.table_spec import Incremental, TableSpec
 
 if TYPE_CHECKING:
@@ -78,11 +69,8 @@ GOLD: tuple[TableSpec, ...] = (COMMITTED_OFFSETS, OFFSET_COMMIT_RATE, GROUP_GENE
 """The gold tables a refresh writes, each by the strategy its module declares (``TableSpec.incremental``)."""
 GROUP_TABLES: tuple[TableSpec, ...] = (REBALANCE_EVENTS, *(
     spec for spec in GOLD if spec.incremental is Incremental.REPLACE_TOUCHED_GROUPS and spec is not REBALANCE_EVENTS))
-"""Recomputed for the groups with new records (``group_tables``) and replaced by group (``replace_groups``).
-
-In the order a refresh starts their writes: gold.rebalance_events first. Five tables, ``gold.concurrent_writes``
-(4) at a time: the last one waited for a slot, and in GOLD's order that was rebalance_events, the table issue
-14's freshness target is measured on and the one asked "why did this group rebalance"."""
+"""Recomputed for the groups with new records (``group_tables``) and replaced by group (``replace_groups``), in this
+order: gold.rebalance_events first, the table asked "why did this group rebalance"."""
 
 
 def ensure_gold_tables(spark: SparkSession, settings: Settings) -> list[TableSpec]:
@@ -106,21 +94,18 @@ def full_rebuild(spark: SparkSession, settings: Settings, silver: dict[str, Data
     """Every gold table computed from all of silver, without writing: the reference for incremental runs.
 
     ``silver``: the silver tables' rows to build from (table name -> rows, e.g. ``pipelines.silver.
-    tables_from_bronze``: gold rebuilt from bronze); None: the tables as the ingest wrote them. silver.topic_names
-    (the end-offset snapshots' topic ids, not from ``__consumer_offsets``) is always read as it is.
+    tables_from_bronze``: gold rebuilt from bronze); None: the tables as the ingest wrote them.
     """
     from pipelines.gold.committed_offsets import committed_offsets
     from pipelines.gold.group_history import group_tables
     from pipelines.gold.offset_commit_rate import offset_commit_rate
-    from pipelines.topic_names import topic_names as named_topic_ids
 
     def rows(spec: TableSpec) -> DataFrame:
         return silver[spec.name] if silver is not None else read_table(spark, settings, spec)
 
     commits = rows(offset_commits.TABLE)
-    named = named_topic_ids(spark, settings)
     frames = group_tables(rows(group_metadata.TABLE), rows(group_members.TABLE), rows(consumer_group_records.TABLE),
-                          commits, [commits, *([named] if named is not None else [])], settings, GROUP_TABLES)
+                          commits, settings, GROUP_TABLES)
     return {COMMITTED_OFFSETS.name: committed_offsets(commits),
             OFFSET_COMMIT_RATE.name: offset_commit_rate(commits), **frames}
 
@@ -136,10 +121,8 @@ def rebuild_differences(spark: SparkSession, settings: Settings, silver: dict[st
     it is built from the end-offset snapshots and the commits by its own refresh.
     """
     rebuilt = full_rebuild(spark, settings, silver)
-    found = run_together(spark, [lambda spec=spec: row_differences(read_table(spark, settings, spec),
-                                                                   rebuilt[spec.name], spec.schema.fieldNames())
-                                 for spec in GOLD], settings.gold.concurrent_writes)
-    return {spec.name: pair for spec, pair in zip(GOLD, found, strict=True)}
+    return {spec.name: row_differences(read_table(spark, settings, spec), rebuilt[spec.name],
+                                       spec.schema.fieldNames()) for spec in GOLD}
 
 
 def row_differences(left: DataFrame, right: DataFrame, columns: list[str]) -> tuple[int, int]:
@@ -165,9 +148,7 @@ def refresh_gold(spark: SparkSession, settings: Settings,
 
     ``on_written``: as for ``refresh_gold_tables``."""
     refresh_gold_tables(spark, settings, on_written)
-    counts = run_together(spark, [lambda spec=spec: read_table(spark, settings, spec).count() for spec in GOLD],
-                          settings.gold.concurrent_writes)
-    return {spec.name: count for spec, count in zip(GOLD, counts, strict=True)}
+    return {spec.name: read_table(spark, settings, spec).count() for spec in GOLD}
 
 
 def refresh_gold_tables(spark: SparkSession, settings: Settings,
@@ -178,12 +159,10 @@ def refresh_gold_tables(spark: SparkSession, settings: Settings,
     (``Trigger.AvailableNow``), each micro-batch by ``apply_changes``; first, when the query has no
     checkpoint yet or a gold table is missing, rebuilds gold from all of silver (``bootstrap``).
 
-    ``refresh_gold`` without the closing row counts, which cost about 3 s even on a small warehouse (seven
-    count jobs; bench/gold.py's data at 2,000 commits, 2026-11-27): ``offsetlake run`` calls this after
-    each micro-batch, where those seconds are freshness. ``on_written`` is called with each table's name as
-    soon as that table's Delta commit has returned (the tables of one step are written side by side, so in
-    the order they finish, possibly from the step's threads): readers see a table's rows from then on,
-    before the refresh ends (``pipelines/freshness.py`` measures from then).
+    ``refresh_gold`` without the closing row counts (seven count jobs): ``offsetlake run`` calls this after each
+    micro-batch, where those seconds are freshness. ``on_written`` is called with each table's name as soon as
+    that table's Delta commit has returned: readers see a table's rows from then on, before the refresh ends
+    (``pipelines/freshness.py`` measures from then).
     """
     from pipelines.gold import silver_changes
 
@@ -266,9 +245,9 @@ def rebuild_gold(spark: SparkSession, settings: Settings, silver: dict[str, Data
                  on_written: Callable[[tuple[str, ...]], None]) -> None:
     """Replace every gold table by ``full_rebuild``'s frame of it (each one atomic overwrite)."""
     frames = full_rebuild(spark, settings, silver)
-    run_together(spark, [_announced(spec, on_written, lambda spec=spec: replace_groups(settings, spec,
-                                                                                       frames[spec.name], None))
-                         for spec in GOLD], settings.gold.concurrent_writes)
+    for spec in GOLD:
+        replace_groups(settings, spec, frames[spec.name], None)
+        on_written((spec.name,))
 
 
 def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
@@ -278,9 +257,7 @@ def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
 
     A batch holding any change that is not an insert (silver was changed, not appended to: a retention
     DELETE, a RESTORE) fails with ``SilverRewritten``, before writing anything: ``refresh_gold_tables`` then
-    rebuilds gold from the whole of silver with the query started afresh. A batch of at most
-    ``gold.interpreted_up_to_rows`` rows runs on Spark's interpreted expressions
-    (``pipelines.spark_jobs.interpreted_expressions`` says why).
+    rebuilds gold from the whole of silver with the query started afresh.
     """
     from pipelines.gold import silver_changes
 
@@ -300,10 +277,8 @@ def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
     known = applied if applied is not None else reflected_silver_versions(spark, settings)
     reflected = {**known, **summary.versions}
     with _recording(spark, reflected):
-        limit = settings.gold.interpreted_up_to_rows
-        with interpreted_expressions(spark, 0 < summary.total <= limit):
-            _refresh(spark, settings, silver_changes.changed_rows(rows, summary), summary.versions,
-                     touched_groups(summary), on_written)
+        _refresh(spark, settings, silver_changes.changed_rows(rows, summary), summary.versions,
+                 touched_groups(summary), on_written)
     seen.applied = reflected
 
 
@@ -372,36 +347,26 @@ def _refresh(spark: SparkSession, settings: Settings, changes: dict[str, DataFra
                 else read_table(spark, settings, spec))
 
     commits = changes.get(offset_commits.TABLE.name)
-    steps: list[Callable[[], None]] = []
     if commits is not None:
-        # Two tables, two MERGEs that read the same (checkpointed) changes (on 2,000 commits each MERGE took
-        # 3-4 s, mostly Delta's fixed cost of a MERGE; 2026-11-27).
-        silver_commits = rows_of(offset_commits.TABLE)
-        steps += [_announced(COMMITTED_OFFSETS, on_written, lambda: merge_commits(spark, settings, commits)),
-                  _announced(OFFSET_COMMIT_RATE, on_written,
-                             lambda: merge_rates(spark, settings, commits, silver_commits))]
-    steps.append(lambda: _refresh_groups(spark, settings, changes, touched, rows_of, on_written))
-    # The MERGEs and the group tables side by side: they write different tables. The group step reads
-    # gold.committed_offsets only for topic names (KIP-848 groups), at whichever version it finds, with this
-    # batch's commits beside it, so both versions give it the same names (but for a name that only a key this
-    # batch deletes held, which the version before the MERGE keeps, as a rebuild from all commits does).
-    # Measured: bench/gold.py at 20,000 commits (+505 in 5 groups) 9.2-9.8 s against 10.6-11.1 s one after the
-    # other; at 10M commits no gain (each step slowed by the other on two cores; 2026-11-28, README).
-    run_together(spark, steps, settings.gold.concurrent_writes)
+        merge_commits(spark, settings, commits)
+        on_written((COMMITTED_OFFSETS.name,))
+    # The group tables before the commit rate: gold.rebalance_events is the other table freshness is measured on.
+    _refresh_groups(spark, settings, changes, touched, rows_of, on_written)
+    if commits is not None:
+        merge_rates(spark, settings, commits, rows_of(offset_commits.TABLE))
+        on_written((OFFSET_COMMIT_RATE.name,))
 
 
 def _refresh_groups(spark: SparkSession, settings: Settings, changes: dict[str, DataFrame],
                     touched: GroupScope | None, rows_of: Callable[[TableSpec], DataFrame],
                     on_written: Callable[[tuple[str, ...]], None]) -> None:
-    """Replay the groups ``changes`` touched (``touched``), and those a new topic name reaches, from all of their
-    records, and replace those groups' rows in the group tables."""
+    """Replay the groups ``changes`` touched (``touched``) from all of their records, and replace those groups' rows
+    in the group tables."""
     from pipelines.gold.group_history import commits_in_windows, group_tables
-    from pipelines.topic_names import topic_names as named_topic_ids
 
-    scope = with_groups(touched, newly_named_groups(spark, settings, changes))
-    if scope is None or scope.groups == []:
+    if touched is None or touched.groups == []:
         return
-    groups = scope.groups
+    groups = touched.groups
     metadata, members, records, commits = (rows_of(spec) for spec in (
         group_metadata.TABLE, group_members.TABLE, consumer_group_records.TABLE, offset_commits.TABLE))
     if groups is not None:
@@ -412,27 +377,10 @@ def _refresh_groups(spark: SparkSession, settings: Settings, changes: dict[str, 
         records = records.filter(groups_predicate(groups, "group_id"))
         metadata = metadata.localCheckpoint()  # read twice: the records, and the commits' time windows
         commits = commits_in_windows(commits, metadata)
-    known = [read_table(spark, settings, COMMITTED_OFFSETS), read_table(spark, settings, PARTITION_ASSIGNMENTS)]
-    if changes.get(offset_commits.TABLE.name) is not None:
-        known.append(changes[offset_commits.TABLE.name])
-    named = named_topic_ids(spark, settings)
-    if named is not None:
-        known.append(named)
-    frames = group_tables(metadata, members, records, commits, known, settings, GROUP_TABLES)
-    run_together(spark, [_announced(spec, on_written,
-                                    lambda spec=spec: replace_groups(settings, spec, frames[spec.name], groups))
-                         for spec in GROUP_TABLES], settings.gold.concurrent_writes)
-
-
-def _announced(spec: TableSpec, on_written: Callable[[tuple[str, ...]], None], write: Callable[[], None]
-               ) -> Callable[[], None]:
-    """``write``, then ``on_written`` with ``spec``'s name: the table is readable from its commit on, not from
-    when the other writes of its step end (the five group tables' last commit came up to seconds after the
-    first in ``run``'s cycles)."""
-    def write_and_announce() -> None:
-        write()
+    frames = group_tables(metadata, members, records, commits, settings, GROUP_TABLES)
+    for spec in GROUP_TABLES:
+        replace_groups(settings, spec, frames[spec.name], groups)
         on_written((spec.name,))
-    return write_and_announce
 
 
 @dataclass(frozen=True)
@@ -470,79 +418,6 @@ def touching_group() -> Column:
 def touched_groups(summary: BatchSummary) -> GroupScope | None:
     """The groups a batch's new rows touch (``touching_group``); None: none."""
     return GroupScope(list(summary.groups)) if summary.groups else None
-
-
-def newly_named_groups(spark: SparkSession, settings: Settings, changes: dict[str, DataFrame]
-                       ) -> list[tuple[str, str]]:
-    """KIP-848 groups whose gold assignments hold a topic id gold could not name, and that new rows of
-    silver.topic_names (ids a snapshot described) or new offset commits now name: recomputed although they
-    have no new records, so that a name that arrives after a group's last record reaches its rows (as a
-    rebuild would give them)."""
-    from functools import reduce
-
-    from pyspark.sql import functions as F
-
-    named = [rows for name, rows in changes.items() if name in (topic_names.TABLE.name, offset_commits.TABLE.name)]
-    if not named:
-        return []
-    unnamed = unnamed_topic_ids(spark, settings)
-    if not unnamed:
-        return []
-    unnamed_ids = sorted({topic_id for _, _, topic_id in unnamed})
-    ids = reduce(lambda a, b: a.unionByName(b), [rows.filter(F.col("topic_id").isin(*unnamed_ids))
-                                                 .select("cluster_name", "topic_id") for rows in named])
-    now_named = {(r["cluster_name"], r["topic_id"]) for r in ids.distinct().collect()}
-    return sorted({(cluster, group) for cluster, group, topic_id in unnamed if (cluster, topic_id) in now_named})
-
-
-def unnamed_topic_ids(spark: SparkSession, settings: Settings) -> frozenset[tuple[str, str, str]]:
-    """(cluster_name, group, topic_id) of every gold.partition_assignments row with a topic id and no name.
-
-    Every batch of gold's query with new commits asks, and most find none (only KIP-848 groups' ids can lack a
-    name): the table's files' statistics are asked first (``_may_hold_unnamed_ids``, no Spark job), and the table
-    is scanned only if a file may hold such a row, so a warehouse of classic groups never scans it.
-    """
-    from pyspark.sql import functions as F
-
-    version, may_hold = _may_hold_unnamed_ids(settings)
-    if version is None or not may_hold:
-        return frozenset()
-    rows = (read_version(spark, settings, PARTITION_ASSIGNMENTS, version)
-            .filter(F.col("topic").isNull() & F.col("topic_id").isNotNull())
-            .select("cluster_name", "group", "topic_id").distinct().collect())
-    return frozenset((r["cluster_name"], r["group"], r["topic_id"]) for r in rows)
-
-
-def _may_hold_unnamed_ids(settings: Settings) -> tuple[int | None, bool]:
-    """gold.partition_assignments' newest version (None: no table yet) and whether one of its data files may hold
-    a row with a topic id and no name, by the statistics Delta keeps per file (delta-rs reads them from the log).
-
-    A file may, unless its statistics say ``topic`` has no null or ``topic_id`` no value; a file without them
-    may. Rows a deletion vector removed still count in their file's statistics: at worst a scan that finds
-    nothing.
-    """
-    found = file_statistics(settings, PARTITION_ASSIGNMENTS)
-    if found is None:
-        return None, False
-    version, files = found
-    if files.num_rows and not {"null_count.topic", "null_count.topic_id"} <= set(files.column_names):
-        return version, True
-    may_hold = files.num_rows > 0 and any(
-        null_topics != 0 and (records is None or null_ids is None or null_ids < records)
-        for records, null_topics, null_ids in zip(*(files.column(c).to_pylist() for c in (
-            "num_records", "null_count.topic", "null_count.topic_id")), strict=True))
-    return version, may_hold
-
-
-def with_groups(scope: GroupScope | None, groups: list[tuple[str, str]]) -> GroupScope | None:
-    """``scope`` widened by ``groups`` (a scope of every group stays so)."""
-    if not groups:
-        return scope
-    if scope is None:
-        return GroupScope(sorted(groups))
-    if scope.groups is None:
-        return scope
-    return GroupScope(sorted(set(scope.groups) | set(groups)))
 
 
 def replace_groups(settings: Settings, spec: TableSpec, rows: DataFrame, groups: list[tuple[str, str]] | None

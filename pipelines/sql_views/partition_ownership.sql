@@ -8,8 +8,9 @@
 --   SELECT * FROM gold.partition_assignments VERSION AS OF <v> (or TIMESTAMP AS OF '<ts>'); versions are
 --   listed by DESCRIBE HISTORY gold.partition_assignments. KIP-848 groups also record the coordinator's
 --   target assignment (assignment_kind 'target'): not ownership, so left out; a partition being revoked
---   ('pending_revocation') is still owned.
--- Reads: gold.partition_assignments
+--   ('pending_revocation') is still owned. A KIP-848 row's topic is named at read from its topic_id
+--   (dashboards.topic_names) where the group's own records did not name it.
+-- Reads: gold.partition_assignments, dashboards.topic_names
 -- Example: SELECT topic, `partition`, client_id, generation FROM dashboards.partition_ownership
 --   WHERE `group` = 'billing' AND valid_from <= TIMESTAMP '2026-01-01 12:00:00'
 --   AND (valid_to IS NULL OR valid_to > TIMESTAMP '2026-01-01 12:00:00') ORDER BY topic, `partition`
@@ -17,18 +18,20 @@
 --   WHERE valid_to IS NULL
 -- Example: DESCRIBE HISTORY gold.partition_assignments
 SELECT
-  cluster_name,
-  `group`,
-  topic,
-  `partition`,
-  member_id,
-  client_id,
-  group_instance_id,
-  generation,
-  assignment_kind,
-  valid_from,
-  valid_to,
-  valid_to IS NULL AS is_current,
-  (unix_micros(coalesce(valid_to, current_timestamp())) - unix_micros(valid_from)) / 1e6 AS owned_seconds
-FROM gold.partition_assignments
-WHERE assignment_kind <> 'target'
+  a.cluster_name,
+  a.`group`,
+  coalesce(a.topic, n.topic) AS topic,
+  a.`partition`,
+  a.member_id,
+  a.client_id,
+  a.group_instance_id,
+  a.generation,
+  a.assignment_kind,
+  a.valid_from,
+  a.valid_to,
+  a.valid_to IS NULL AS is_current,
+  (unix_micros(coalesce(a.valid_to, current_timestamp())) - unix_micros(a.valid_from)) / 1e6 AS owned_seconds,
+  a.topic_id
+FROM gold.partition_assignments AS a
+LEFT JOIN dashboards.topic_names AS n ON a.cluster_name = n.cluster_name AND a.topic_id = n.topic_id
+WHERE a.assignment_kind <> 'target'

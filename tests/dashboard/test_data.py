@@ -20,6 +20,7 @@ from dashboard.data import (
     commit_rate_points,
     deletion_points,
     lag_points,
+    named,
     ownership_segments,
     rank_groups,
     rebalance_points,
@@ -242,7 +243,7 @@ def test_the_status_view_takes_the_latest_state_the_current_members_and_the_newe
     # the page's status table is these rows, renamed and ranked, nothing recomputed
     data = build_data({STATUS_VIEW: view}, Filters(), now=T0, warehouse="w")
     assert [{k: g[k] for k in status["classic"]} for g in data.groups if g["group"] == "classic"] == [classic]
-    assert data.missing_tables == sorted(COLUMNS)
+    assert data.missing_tables == sorted({*COLUMNS, *VIEWS} - {STATUS_VIEW})
     assert data.data_end == T0 + 4 * MIN  # the newest commit counts, as the view gives it
 
 
@@ -311,3 +312,13 @@ def test_a_lagging_partition_an_estimator_cannot_age_is_never_shown_as_zero_seco
     page = render_html(build_data({"gold.consumer_lag": [stopped, caught_up], STATUS_VIEW: view}, Filters(),
                                   now=T0, warehouse="w"), bundle=STUB_BUNDLE)
     assert "unknown (1 lagging)" in page and "412.5 s" in page
+
+
+def test_a_kip848_assignment_without_a_name_is_named_by_its_topic_id_on_its_own_cluster() -> None:
+    assignments = [{"cluster_name": "c", "topic": None, "topic_id": "id-a"},
+                   {"cluster_name": "c", "topic": "recorded", "topic_id": "id-a"},
+                   {"cluster_name": "c", "topic": "classic", "topic_id": None},
+                   {"cluster_name": "d", "topic": None, "topic_id": "id-a"}]
+    names = [{"cluster_name": "c", "topic_id": "id-a", "topic": "orders"}]
+    assert [r["topic"] for r in named(assignments, names)] == ["orders", "recorded", "classic", None]
+

@@ -6,8 +6,17 @@ A rebalance is part of a storm when the group completed at least ``StormRule.reb
 
 from __future__ import annotations
 
-from history import GENERATIONS, REBALANCES
-from history.consumer import GROUP_METADATA, MEMBER_METADATA, GroupRecord, MemberInfo
+from history import ASSIGNMENTS, GENERATIONS, REBALANCES
+from history.consumer import (
+    CURRENT_ASSIGNMENT,
+    GROUP_METADATA,
+    MEMBER_METADATA,
+    PARTITION_METADATA,
+    STABLE_MEMBER,
+    CurrentAssignment,
+    GroupRecord,
+    MemberInfo,
+)
 from history.group import StormRule, flag_storms, group_rows
 from tests.history.classic_records import ms, record
 
@@ -48,7 +57,11 @@ def test_a_group_id_with_records_of_both_protocols_has_rows_of_both_and_one_stor
         ("classic", 1, False), ("consumer", 2, True)]
 
 
-def test_the_topic_names_a_groups_records_give_come_with_its_rows() -> None:
-    names = GroupRecord(ms(0), (0, 0), "consumer_group_partition_metadata", topic_names=(("id-1", "orders"),))
+def test_an_assignment_is_named_by_the_groups_own_records_and_an_id_they_do_not_name_stays_unnamed() -> None:
+    names = GroupRecord(ms(0), (0, 0), PARTITION_METADATA, topic_names=(("id-1", "orders"),))
     member = GroupRecord(ms(0), (0, 1), MEMBER_METADATA, member_id="k", member=MemberInfo(client_id="k"))
-    assert group_rows(consumer_records=[names, member]).topic_names == {"id-1": "orders"}
+    owns = GroupRecord(ms(0), (0, 2), CURRENT_ASSIGNMENT, member_id="k", current=CurrentAssignment(
+        member_epoch=1, previous_member_epoch=0, state=STABLE_MEMBER, assigned=frozenset({("id-1", 0), ("id-2", 0)}),
+        pending_revocation=frozenset()))
+    found = group_rows(consumer_records=[GroupRecord(ms(0), (0, 3), GROUP_METADATA, epoch=1), names, member, owns])
+    assert sorted((r["topic_id"], r["topic"]) for r in found.rows[ASSIGNMENTS]) == [("id-1", "orders"), ("id-2", None)]

@@ -28,7 +28,7 @@ from tests.dashboard.sample_warehouse import PARTITIONS
 EXPECTED_VIEWS = {
     "dashboards.top_rebalancing_groups", "dashboards.rebalance_timeline", "dashboards.partition_ownership",
     "dashboards.lag_over_time", "dashboards.consumer_status_now", "dashboards.stale_groups",
-    "dashboards.membership_churn",
+    "dashboards.membership_churn", "dashboards.topic_names",
 }
 
 
@@ -274,3 +274,35 @@ def test_every_documented_example_query_runs(spark, sample, catalog) -> None:  #
 
 def test_view_files_live_beside_the_module() -> None:
     assert VIEWS_DIR == Path(__file__).resolve().parents[2] / "pipelines" / "sql_views"
+
+
+@pytest.mark.spark
+def test_ownership_names_a_kip848_topic_id_from_the_snapshots_or_the_commits_at_read_and_keeps_a_recorded_name(  # type: ignore[no-untyped-def]
+        spark, warehouse_settings) -> None:
+    from pipelines.delta_tables import ensure_table, table_path
+    from pipelines.gold.committed_offsets import TABLE as COMMITTED_OFFSETS
+    from pipelines.gold.partition_assignments import TABLE as ASSIGNMENTS
+    from schemas.topic_names import TABLE as TOPIC_NAMES
+    from tests.quality.rows import at, frame, source
+
+    settings = warehouse_settings
+
+    def write(spec, rows: list[dict]) -> None:  # type: ignore[no-untyped-def]
+        ensure_table(spark, settings, spec)
+        frame(spark, spec, rows).write.format("delta").mode("append").save(table_path(settings, spec))
+
+    def owned(partition: int, topic_id: str, topic: str | None = None) -> dict:
+        return {"cluster_name": "test", "group": "g", "topic": topic, "partition": partition, "member_id": "m",
+                "generation": 1, "valid_from": at(0), "group_type": "consumer", "assignment_kind": "current",
+                "topic_id": topic_id}
+
+    write(ASSIGNMENTS, [owned(0, "id-a"), owned(1, "id-b"), owned(2, "id-c", "recorded"), owned(3, "id-d")])
+    write(TOPIC_NAMES, [{"cluster_name": "test", "topic_id": "id-a", "topic": "orders", "first_snapshot_id": 1},
+                        {"cluster_name": "other", "topic_id": "id-d", "topic": "elsewhere", "first_snapshot_id": 1}])
+    write(COMMITTED_OFFSETS, [{**source(1), "group": "h", "topic": "payments", "partition": 0, "offset": 5,
+                               "topic_id": "id-b"}])
+    register_catalog(spark, settings)
+    named = {(r["topic_id"], r["topic"]) for r in rows(spark, "SELECT * FROM dashboards.partition_ownership")}
+    # id-d is named on another cluster only: ids are per cluster
+    assert named == {("id-a", "orders"), ("id-b", "payments"), ("id-c", "recorded"), ("id-d", None)}
+

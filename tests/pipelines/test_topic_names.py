@@ -1,5 +1,5 @@
 """silver.topic_names: each topic id a snapshot described, once, with the first snapshot that named it; a warehouse
-whose snapshots predate the table gets their ids from its first snapshot, and is read from them until then."""
+whose snapshots predate the table gets their ids from its first snapshot."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from pipelines.end_offsets import TABLE as SNAPSHOTS
 from pipelines.end_offsets import EndOffsetsSnapshot, PartitionEndOffsets, append_snapshot, snapshot_frame
 from pipelines.end_offsets import app_id as snapshots_app_id
 from pipelines.gold.refresh import latest_version
-from pipelines.topic_names import topic_names
 from schemas.topic_names import TABLE
 
 pytestmark = [pytest.mark.spark]
@@ -43,18 +42,14 @@ def test_a_topic_id_gets_one_row_named_by_the_first_snapshot_that_described_it(s
     assert latest_version(spark, settings, TABLE) == version  # nothing new: nothing written
     append_snapshot(spark, settings, snapshot(settings, 3000, ("orders", ORDERS), ("payments", PAYMENTS)))
     assert rows(spark, settings) == [(ORDERS, "orders", 1000), (PAYMENTS, "payments", 3000)]
-    assert sorted(tuple(r) for r in topic_names(spark, settings).collect()) == [
-        (settings.cluster_name, ORDERS, "orders"), (settings.cluster_name, PAYMENTS, "payments")]
 
 
-def test_the_ids_of_snapshots_made_before_the_table_are_read_from_them_and_then_taken_over(  # type: ignore[no-untyped-def]
+def test_the_ids_of_snapshots_made_before_the_table_are_taken_over_by_its_first_snapshot(  # type: ignore[no-untyped-def]
         spark, settings) -> None:
     for older in (snapshot(settings, 1000, ("orders", ORDERS)), snapshot(settings, 2000, ("orders", ORDERS),
                                                                               ("payments", PAYMENTS))):
         idempotent_append(snapshot_frame(spark, older), settings, SNAPSHOTS, snapshots_app_id(settings),
                           older.snapshot_id)  # as an offsetlake without silver.topic_names wrote them
-    assert sorted(tuple(r) for r in topic_names(spark, settings).collect()) == [
-        (settings.cluster_name, ORDERS, "orders"), (settings.cluster_name, PAYMENTS, "payments")]
     append_snapshot(spark, settings, snapshot(settings, 3000, ("orders", ORDERS), ("refunds", REFUNDS)))
     assert rows(spark, settings) == [(ORDERS, "orders", 1000), (PAYMENTS, "payments", 2000),
                                      (REFUNDS, "refunds", 3000)]

@@ -16,7 +16,6 @@ from conf.settings import KafkaSettings, Settings
 from pipelines.delta_tables import read_table
 from pipelines.end_offsets import snapshot_end_offsets
 from pipelines.gold.group_membership import TABLE as MEMBERSHIP
-from pipelines.gold.partition_assignments import TABLE as ASSIGNMENTS
 from pipelines.gold.refresh import GROUP_TABLES, full_rebuild, refresh_gold
 from pipelines.ingest import IngestOptions, run_ingest
 from tests.ingest_scope import from_now_on
@@ -99,10 +98,11 @@ def build_kip848_traffic(spark: Any, kafka_broker: Any, base_settings: Settings,
     run_ingest(spark, settings, IngestOptions(once=True))
     refresh_gold(spark, settings)
     # No snapshot yet, and librdkafka commits carry no topic ids: nothing names the topics so far.
-    unnamed = _rows(read_table(spark, settings, ASSIGNMENTS), group)
-    # The end-offset snapshot records both topics' ids; the next refresh names them in the groups' rows
-    # although the groups have no new record (and the cluster is never asked).
+    unnamed = _owned_partitions(settings, group)
+    # The end-offset snapshot records both topics' ids: the ownership view names them from then on, with no gold
+    # refresh in between (and the cluster is never asked).
     snapshot_end_offsets(spark, settings, [topic, second_topic], message_timestamps=False)
+    named = _owned_partitions(settings, group)
     counts = refresh_gold(spark, settings)
     again = refresh_gold(spark, settings)
     tables = {spec.name: read_table(spark, settings, spec) for spec in GROUP_TABLES}
@@ -112,7 +112,17 @@ def build_kip848_traffic(spark: Any, kafka_broker: Any, base_settings: Settings,
     resubscribed = {"subscriptions": subscriptions, "membership": _rows(tables[MEMBERSHIP.name], resubscribing),
                     "full": _rows(rebuilt[MEMBERSHIP.name], resubscribing)}
     return {"topic": topic, "group": group, "both": both, "alone": alone, "gold": gold, "full": full,
-            "counts": counts, "again": again, "resubscribed": resubscribed, "unnamed": unnamed}
+            "counts": counts, "again": again, "resubscribed": resubscribed, "unnamed": unnamed,
+            "named": named}
+
+
+def _owned_partitions(settings: Settings, group: str) -> list[dict]:
+    """The group's rows of dashboards.partition_ownership, by the embedded engine (no catalog of the session the
+    other tests share)."""
+    from pipelines.embedded_sql import query_view
+
+    result = query_view(settings, "partition_ownership", "`group` = :group", {"group": group})
+    return [dict(zip(result.columns, row, strict=True)) for row in result.rows]
 
 
 def _rows(frame, group: str) -> list[dict]:  # type: ignore[no-untyped-def]

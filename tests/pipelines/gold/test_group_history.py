@@ -57,7 +57,7 @@ def test_a_groups_silver_rows_come_back_as_rows_of_every_group_table_with_the_co
 
     metadata, members = silver_frames(spark, RECORDS)
     records = spark.createDataFrame([], consumer_group_records.TABLE.schema)
-    tables = group_tables(metadata, members, records, commit_frame(spark, COMMITS), [], base_settings, GROUP_TABLES)
+    tables = group_tables(metadata, members, records, commit_frame(spark, COMMITS), base_settings, GROUP_TABLES)
     for spec in GROUP_TABLES:
         # names and types (JSON parsing leaves every field nullable; Delta enforces the table's own at write)
         assert [(f.name, f.dataType.simpleString()) for f in tables[spec.name].schema] == [

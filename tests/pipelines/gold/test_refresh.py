@@ -185,16 +185,16 @@ def test_a_refresh_with_no_new_silver_data_writes_nothing(run) -> None:  # type:
     assert all(n > 0 for n in run["counts"].values())
 
 
-def test_an_incremental_refresh_announces_each_table_once_committed_the_commit_tables_first(run) -> None:  # type: ignore[no-untyped-def]
+def test_an_incremental_refresh_announces_each_table_once_committed_in_the_order_freshness_needs(run) -> None:  # type: ignore[no-untyped-def]
     steps = run["written_steps"]
     assert all(len(step) == 1 for step in steps)  # one call per table, as its commit returns
-    # The two commit tables (written side by side, in whichever order they finish), then the five group tables
-    # once, for the classic and the KIP-848 groups the increment holds alike.
+    # The committed offsets first, then the five group tables once (rebalance events first), for the classic and
+    # the KIP-848 groups the increment holds alike, and the commit rate last.
     group_tables = {"gold.group_generations", "gold.group_membership", "gold.partition_assignments",
                     "gold.group_state_history", "gold.rebalance_events"}
-    assert {step[0] for step in steps[:2]} == {"gold.committed_offsets", "gold.offset_commit_rate"}
-    assert {step[0] for step in steps[2:]} == group_tables
-    assert len(steps) == 7
+    assert [step[0] for step in steps[:2]] == ["gold.committed_offsets", "gold.rebalance_events"]
+    assert {step[0] for step in steps[1:6]} == group_tables
+    assert [step[0] for step in steps[6:]] == ["gold.offset_commit_rate"]
 
 
 def test_the_groups_predicate_selects_exactly_those_groups_of_their_cluster_quotes_and_backslashes_included(  # type: ignore[no-untyped-def]
@@ -332,66 +332,3 @@ def test_gold_keeps_its_own_books_a_refresh_that_dies_is_run_again_and_a_deleted
     rates = read_table(spark, settings, OFFSET_COMMIT_RATE)
     assert row_differences(rates, offset_commit_rate(read_table(spark, settings, offset_commits.TABLE)),
                            OFFSET_COMMIT_RATE.schema.fieldNames()) == (0, 0)
-
-
-def test_a_kip848_group_is_recomputed_when_new_commits_name_its_topic_id_until_gold_holds_the_name(  # type: ignore[no-untyped-def]
-        spark, warehouse_settings) -> None:
-    from pipelines.delta_tables import ensure_table, table_path
-    from pipelines.gold.partition_assignments import TABLE as ASSIGNMENTS
-    from pipelines.gold.refresh import newly_named_groups
-    from schemas import offset_commits
-    from tests.quality.rows import at, frame, source
-
-    settings = warehouse_settings
-    ensure_table(spark, settings, ASSIGNMENTS)
-
-    def assignment(group: str, topic_id: str, topic: str | None) -> dict:
-        return {"cluster_name": "test", "group": group, "topic": topic, "partition": 0, "member_id": "m",
-                "generation": 1, "valid_from": at(0), "group_type": "consumer", "assignment_kind": "current",
-                "topic_id": topic_id}
-
-    def write(rows: list[dict]) -> None:
-        frame(spark, ASSIGNMENTS, rows).write.format("delta").mode("overwrite").save(table_path(settings, ASSIGNMENTS))
-
-    def commits_naming(topic_id: str | None) -> dict:
-        return {offset_commits.TABLE.name: frame(spark, offset_commits.TABLE, [{
-            **source(1), "group": "other", "topic": "orders", "partition": 0, "offset": 1, "topic_id": topic_id,
-            "is_tombstone": False, "record_type": 1, "value_version": 4}])}
-
-    write([assignment("named", "id-a", "payments"), assignment("unnamed", "id-b", None)])
-    # Commits of any group name an id: only the group whose assignment lacks that id's name is recomputed.
-    assert newly_named_groups(spark, settings, commits_naming("id-b")) == [("test", "unnamed")]
-    assert newly_named_groups(spark, settings, commits_naming("id-a")) == []
-    assert newly_named_groups(spark, settings, commits_naming(None)) == []
-    # Once gold holds the name (the group recomputed, a new version of the table), nothing is left to name.
-    write([assignment("named", "id-a", "payments"), assignment("unnamed", "id-b", "orders")])
-    assert newly_named_groups(spark, settings, commits_naming("id-b")) == []
-    # A later version with another unnamed id: read again, not answered from what the earlier version held.
-    write([assignment("named", "id-a", "payments"), assignment("unnamed", "id-c", None)])
-    assert newly_named_groups(spark, settings, commits_naming("id-c")) == [("test", "unnamed")]
-    assert newly_named_groups(spark, settings, commits_naming("id-b")) == []
-
-
-def test_whether_assignments_may_lack_a_topic_name_is_read_from_their_files_statistics(  # type: ignore[no-untyped-def]
-        spark, warehouse_settings) -> None:
-    from pipelines.delta_tables import ensure_table, table_path
-    from pipelines.gold.partition_assignments import TABLE as ASSIGNMENTS
-    from pipelines.gold.refresh import _may_hold_unnamed_ids
-    from tests.quality.rows import at, frame
-
-    settings = warehouse_settings
-    assert _may_hold_unnamed_ids(settings) == (None, False)  # no table yet
-    ensure_table(spark, settings, ASSIGNMENTS)
-
-    def append(topic_id: str | None, topic: str | None) -> None:
-        row = {"cluster_name": "test", "group": "g", "topic": topic, "partition": 0, "member_id": "m",
-               "generation": 1, "valid_from": at(0), "group_type": "consumer", "assignment_kind": "current",
-               "topic_id": topic_id}
-        frame(spark, ASSIGNMENTS, [row]).write.format("delta").mode("append").save(table_path(settings, ASSIGNMENTS))
-
-    assert _may_hold_unnamed_ids(settings) == (0, False)  # no file
-    append(None, "orders")  # a classic group's row: a name, no id
-    append("id-a", "payments")  # a KIP-848 group's row, named
-    assert _may_hold_unnamed_ids(settings) == (2, False)
-    append("id-b", None)
-    assert _may_hold_unnamed_ids(settings) == (3, True)
