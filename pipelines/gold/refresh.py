@@ -396,10 +396,10 @@ def touching_group() -> Column:
     a KIP-848 consumer group; null for every other row (``silver_changes.summarize`` collects them).
 
     Why new silver.group_members rows touch their groups although each comes with its GroupMetadata record:
-    silver's query appends a batch's group_metadata rows and its group_members rows in two Delta commits
-    (side by side, in either order), and gold's query may plan a batch between the two (``offsetlake gold``
-    beside a running ingest). That batch replays the group without the record's members (or the members
-    without their record); the rows of the later commit, in the next batch, must touch the group again, or
+    silver's query appends a batch's group_metadata rows and its group_members rows in two Delta commits, and
+    gold's query may plan a batch between the two (``offsetlake gold`` beside a running ingest; a batch run again
+    after a kill may find either one written). That batch replays the group without the record's members (or the
+    members without their record); the rows of the later commit, in the next batch, must touch the group again, or
     gold would keep it so until its next record (unlike a rebuild).
     """
     from pyspark.sql import functions as F
