@@ -351,17 +351,16 @@ def _refresh(spark: SparkSession, settings: Settings, changes: dict[str, DataFra
         merge_commits(spark, settings, commits)
         on_written((COMMITTED_OFFSETS.name,))
     # The group tables before the commit rate: gold.rebalance_events is the other table freshness is measured on.
-    _refresh_groups(spark, settings, changes, touched, rows_of, on_written)
+    _refresh_groups(spark, settings, touched, rows_of, on_written)
     if commits is not None:
         merge_rates(spark, settings, commits, rows_of(offset_commits.TABLE))
         on_written((OFFSET_COMMIT_RATE.name,))
 
 
-def _refresh_groups(spark: SparkSession, settings: Settings, changes: dict[str, DataFrame],
-                    touched: GroupScope | None, rows_of: Callable[[TableSpec], DataFrame],
-                    on_written: Callable[[tuple[str, ...]], None]) -> None:
-    """Replay the groups ``changes`` touched (``touched``) from all of their records, and replace those groups' rows
-    in the group tables."""
+def _refresh_groups(spark: SparkSession, settings: Settings, touched: GroupScope | None,
+                    rows_of: Callable[[TableSpec], DataFrame], on_written: Callable[[tuple[str, ...]], None]) -> None:
+    """Replay the groups a batch touched (``touched``) from all of their records, and replace those groups' rows in
+    the group tables."""
     from pipelines.gold.group_history import commits_in_windows, group_tables
 
     if touched is None or touched.groups == []:
