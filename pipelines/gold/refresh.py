@@ -56,7 +56,7 @@ from pipelines.gold.group_state_history import TABLE as GROUP_STATE_HISTORY
 from pipelines.gold.offset_commit_rate import TABLE as OFFSET_COMMIT_RATE
 from pipelines.gold.partition_assignments import TABLE as PARTITION_ASSIGNMENTS
 from pipelines.gold.rebalance_events import TABLE as REBALANCE_EVENTS
-from pipelines.gold.silver_changes import SOURCE_TABLE, SOURCES, BatchSummary, column_of
+from pipelines.gold.silver_changes import SOURCE_TABLE, SOURCES, column_of
 from pipelines.storage import Storage
 from schemas import consumer_group_records, group_members, group_metadata, offset_commits
 from schemas.table_spec import Incremental, TableSpec
@@ -278,7 +278,7 @@ def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
     reflected = {**known, **summary.versions}
     with _recording(spark, reflected):
         _refresh(spark, settings, silver_changes.changed_rows(rows, summary), summary.versions,
-                 touched_groups(summary), on_written)
+                 list(summary.groups), on_written)
     seen.applied = reflected
 
 
@@ -331,9 +331,9 @@ def _recorded_versions(user_metadata: str | None) -> dict[str, int] | None:
 
 
 def _refresh(spark: SparkSession, settings: Settings, changes: dict[str, DataFrame], versions: dict[str, int],
-             touched: GroupScope | None, on_written: Callable[[tuple[str, ...]], None]) -> None:
+             touched: list[tuple[str, str]], on_written: Callable[[tuple[str, ...]], None]) -> None:
     """Apply silver's new rows (``changes``: table name -> the rows it gained; ``touched``: the groups they touch,
-    ``touched_groups``) to gold.
+    (cluster_name, group), ``touching_group``) to gold.
 
     ``versions``: the Delta version of each table in ``changes`` that the batch read up to; the group tables
     are recomputed from silver at those versions (the other tables as they are: they gained no rows), so
@@ -357,36 +357,27 @@ def _refresh(spark: SparkSession, settings: Settings, changes: dict[str, DataFra
         on_written((OFFSET_COMMIT_RATE.name,))
 
 
-def _refresh_groups(spark: SparkSession, settings: Settings, touched: GroupScope | None,
+def _refresh_groups(spark: SparkSession, settings: Settings, touched: list[tuple[str, str]],
                     rows_of: Callable[[TableSpec], DataFrame], on_written: Callable[[tuple[str, ...]], None]) -> None:
     """Replay the groups a batch touched (``touched``) from all of their records, and replace those groups' rows in
     the group tables."""
     from pipelines.gold.group_history import commits_in_windows, group_tables
 
-    if touched is None or touched.groups == []:
+    if not touched:
         return
-    groups = touched.groups
     metadata, members, records, commits = (rows_of(spec) for spec in (
         group_metadata.TABLE, group_members.TABLE, consumer_group_records.TABLE, offset_commits.TABLE))
-    if groups is not None:
-        # The groups as a literal predicate, not a join: Delta skips the files of other groups by their
-        # statistics (the silver group tables are clustered by group), and there is no join to plan.
-        in_scope = groups_predicate(groups)
-        metadata, members, commits = (rows.filter(in_scope) for rows in (metadata, members, commits))
-        records = records.filter(groups_predicate(groups, "group_id"))
-        metadata = metadata.localCheckpoint()  # read twice: the records, and the commits' time windows
-        commits = commits_in_windows(commits, metadata)
+    # The groups as a literal predicate, not a join: Delta skips the files of other groups by their statistics (the
+    # silver group tables are clustered by group), and there is no join to plan.
+    in_scope = groups_predicate(touched)
+    metadata, members, commits = (rows.filter(in_scope) for rows in (metadata, members, commits))
+    records = records.filter(groups_predicate(touched, "group_id"))
+    metadata = metadata.localCheckpoint()  # read twice: the records, and the commits' time windows
+    commits = commits_in_windows(commits, metadata)
     frames = group_tables(metadata, members, records, commits, settings, GROUP_TABLES)
     for spec in GROUP_TABLES:
-        replace_groups(settings, spec, frames[spec.name], groups)
+        replace_groups(settings, spec, frames[spec.name], touched)
         on_written((spec.name,))
-
-
-@dataclass(frozen=True)
-class GroupScope:
-    """The groups whose gold rows a refresh recomputes: ``groups`` [(cluster_name, group)], None = all."""
-
-    groups: list[tuple[str, str]] | None
 
 
 def touching_group() -> Column:
@@ -412,11 +403,6 @@ def touching_group() -> Column:
             .when(F.col(SOURCE_TABLE) == group_members.TABLE.name, of(group_members.TABLE))
             .when((F.col(SOURCE_TABLE) == consumer_group_records.TABLE.name)
                   & records["type"].isin(*CONSUMER_RECORD_TYPES), of(consumer_group_records.TABLE, "group_id")))
-
-
-def touched_groups(summary: BatchSummary) -> GroupScope | None:
-    """The groups a batch's new rows touch (``touching_group``); None: none."""
-    return GroupScope(list(summary.groups)) if summary.groups else None
 
 
 def replace_groups(settings: Settings, spec: TableSpec, rows: DataFrame, groups: list[tuple[str, str]] | None
