@@ -66,6 +66,7 @@ def ensure_table(spark: SparkSession, settings: Settings, spec: TableSpec) -> st
             builder = builder.clusterBy(*spec.cluster_by)
         for key, value in spec.properties:
             builder = builder.property(key, value)
+        builder = builder.property(SPEC_PROPERTY, spec_fingerprint(spec))
         # The CHECK constraints as the properties Delta keeps them in: created with the table in one commit, not
         # one ALTER TABLE commit each (Delta enforces them so: tests/pipelines/test_delta_tables.py).
         for constraint in spec.constraints:
@@ -94,13 +95,37 @@ def add_constraints(spark: SparkSession, spec: TableSpec, path: str, properties:
             if "DELTA_NEW_CHECK_CONSTRAINT_VIOLATION" not in str(error):
                 raise
             print(f"offsetlake: warning: {spec.name} holds rows that violate {constraint.name}; not enforced at "
-                  "write until they are gone (offsetlake check shows them)", file=sys.stderr)
+                  "write (offsetlake check shows them)", file=sys.stderr)
 
 
-_CURRENT: set[tuple[str, TableSpec]] = set()
-"""(location, spec) of the tables this process made current: ``evolve_table`` reads a table's details and schema
-(about 0.35 s a table; 2.5 s of every gold refresh on bench/gold.py's warehouse, 2026-11-27), and an offsetlake
-process is the one that changes them, so once is enough while the table is there."""
+SPEC_PROPERTY = "offsetlake.spec"
+"""The table property recording which spec a table was last made to (``spec_fingerprint``): how a process knows,
+from the table itself, that ``evolve_table`` has nothing to do (reading a table's details and schema through Spark
+costs a fraction of a second a table, at every refresh)."""
+
+
+def spec_fingerprint(spec: TableSpec) -> str:
+    """A digest of what ``ensure_table``/``evolve_table`` make of ``spec``: schema, layout, properties, constraints."""
+    import hashlib
+    import json
+
+    made = {"schema": delta_schema(spec).jsonValue(), "partition_by": list(spec.partition_by),
+            "cluster_by": list(spec.cluster_by), "properties": sorted(map(list, spec.properties)),
+            "constraints": sorted([c.property_key, c.expression] for c in spec.constraints)}
+    return hashlib.sha256(json.dumps(made, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def recorded_spec(settings: Settings, spec: TableSpec) -> str | None:
+    """The table's ``SPEC_PROPERTY`` ("" when an older offsetlake made it without one), None when there is no table;
+    read through delta-rs (no Spark job)."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        table = DeltaTable(table_path(settings, spec), storage_options=dict(settings.storage.delta_rs) or None)
+    except TableNotFoundError:
+        return None
+    return table.metadata().configuration.get(SPEC_PROPERTY, "")
 
 
 class LayoutChanged(RuntimeError):
@@ -117,21 +142,20 @@ class LayoutChanged(RuntimeError):
 
 def ensure_current_table(spark: SparkSession, settings: Settings, spec: TableSpec, *,
                          same_partitioning: bool = False) -> None:
-    """Create the table as ``spec`` says, or bring one an older offsetlake made up to it (``evolve_table``), once
-    per process and table (a table deleted since is created again). ``same_partitioning``: raise
+    """Create the table as ``spec`` says, or bring one an older offsetlake made up to it (``evolve_table``), unless
+    the table records that it was made to this very spec (``SPEC_PROPERTY``). ``same_partitioning``: raise
     ``LayoutChanged`` for a table partitioned otherwise than ``spec`` says, and leave it as it is (for the tables
     a caller can rebuild; any other keeps its partitioning, which Delta's writes follow)."""
-    from delta.tables import DeltaTable
-
-    path = table_path(settings, spec)
-    exists = DeltaTable.isDeltaTable(spark, path)
-    if exists and (path, spec) in _CURRENT:
+    fingerprint = spec_fingerprint(spec)
+    recorded = recorded_spec(settings, spec)
+    if recorded == fingerprint:
         return
-    if exists:
-        evolve_table(spark, settings, spec, same_partitioning=same_partitioning)
-    else:
+    if recorded is None:
         ensure_table(spark, settings, spec)
-    _CURRENT.add((path, spec))
+        return
+    evolve_table(spark, settings, spec, same_partitioning=same_partitioning)
+    spark.sql(f"ALTER TABLE delta.`{table_path(settings, spec)}` SET TBLPROPERTIES ('{SPEC_PROPERTY}' = "
+              f"'{fingerprint}')")
 
 
 def delta_schema(spec: TableSpec) -> StructType:

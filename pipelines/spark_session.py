@@ -10,7 +10,6 @@ jar pyspark already ships. Any master works by configuration alone
 from __future__ import annotations
 
 import atexit
-import functools
 import os
 import shutil
 import sys
@@ -107,7 +106,8 @@ def build_spark_session(settings: Settings) -> SparkSession:
     if not settings.spark.master.startswith("local"):
         # Executors of a real cluster run Python workers that import decoders/schemas/pipelines (the Python
         # decode stage, gold's pandas steps) and need not have offsetlake installed: ship this driver's code.
-        spark.sparkContext.addPyFile(str(shipped_code_zip()))
+        if not any(name.endswith(SHIPPED_ZIP) for name in spark.sparkContext.listFiles):  # once per context
+            spark.sparkContext.addPyFile(str(shipped_code_zip()))
     from pipelines.decode import register_jvm_udfs
 
     register_jvm_udfs(spark)
@@ -132,11 +132,11 @@ def _quiet_expected_warnings(spark: SparkSession) -> None:
 SHIPPED_PACKAGES = ("cli", "conf", "history", "decoders", "schemas", "pipelines", "coordinator", "broker", "jvm",
                     "quality", "dashboard")
 _SHIPPED_SUFFIXES = (".py", ".sql", ".toml", ".yaml", ".xml")
+SHIPPED_ZIP = "offsetlake_code.zip"
 
 
-@functools.cache
 def shipped_code_zip() -> Path:
-    """This checkout's Python packages as one zip (``SparkContext.addPyFile``), built once per process.
+    """This checkout's Python packages as one zip (``SparkContext.addPyFile``, once per context).
 
     Why at run time and not a wheel built at set-up: the zip is exactly the code the driver runs, edits
     included, so driver and executors never disagree; Spark puts it first on each Python worker's path.
@@ -145,7 +145,7 @@ def shipped_code_zip() -> Path:
     root = Path(__file__).resolve().parent.parent
     directory = tempfile.mkdtemp(prefix="offsetlake-code-")
     atexit.register(shutil.rmtree, directory, True)
-    target = Path(directory) / "offsetlake_code.zip"
+    target = Path(directory) / SHIPPED_ZIP
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
         for package in SHIPPED_PACKAGES:
             for path in sorted((root / package).rglob("*")):

@@ -21,7 +21,7 @@ append (e.g. a retention delete; OPTIMIZE changes no rows and has no change data
 whole of silver instead, the query started afresh. A query without a checkpoint,
 or a gold table missing, starts with a rebuild from silver at pinned versions (``bootstrap``).
 
-Every gold commit of a refresh records the silver versions gold then reflects (``userMetadata``,
+Every gold commit of a refresh records the silver versions gold then reflects (``userMetadata``, ``recorded``,
 ``reflected_silver_versions``): ``check`` compares gold with silver as of those versions.
 """
 
@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -74,8 +72,9 @@ order: gold.rebalance_events first, the table asked "why did this group rebalanc
 
 
 def ensure_gold_tables(spark: SparkSession, settings: Settings) -> list[TableSpec]:
-    """Create the missing gold tables and bring those an older offsetlake made up to their specs (once per
-    process); return the tables it could not: partitioned otherwise (``LayoutChanged``), left as they are.
+    """Create the missing gold tables and bring those an older offsetlake made up to their specs
+    (``ensure_current_table``); return the tables it could not: partitioned otherwise (``LayoutChanged``), left as
+    they are.
 
     Every gold table gained columns (KIP-848 groups), properties (deletion vectors) or clustering since its first
     release, and gold.offset_commit_rate a partitioning (2026-11-28).
@@ -236,17 +235,17 @@ def bootstrap(spark: SparkSession, settings: Settings, on_written: Callable[[tup
     """
     versions = {spec.name: latest_version(spark, settings, spec) or 0 for spec in SOURCES}
     pinned = {spec.name: read_version(spark, settings, spec, versions[spec.name]) for spec in SOURCES}
-    with _recording(spark, versions):
-        rebuild_gold(spark, settings, pinned, on_written)
+    rebuild_gold(spark, settings, pinned, on_written, recorded(versions))
     return versions
 
 
 def rebuild_gold(spark: SparkSession, settings: Settings, silver: dict[str, DataFrame] | None,
-                 on_written: Callable[[tuple[str, ...]], None]) -> None:
-    """Replace every gold table by ``full_rebuild``'s frame of it (each one atomic overwrite)."""
+                 on_written: Callable[[tuple[str, ...]], None], user_metadata: str | None = None) -> None:
+    """Replace every gold table by ``full_rebuild``'s frame of it (each one atomic overwrite, its commit carrying
+    ``user_metadata``)."""
     frames = full_rebuild(spark, settings, silver)
     for spec in GOLD:
-        replace_groups(settings, spec, frames[spec.name], None)
+        replace_groups(settings, spec, frames[spec.name], None, user_metadata)
         on_written((spec.name,))
 
 
@@ -276,38 +275,30 @@ def apply_changes(spark: SparkSession, settings: Settings, batch: DataFrame,
     # The versions of the tables this batch did not touch: from this refresh, else from gold's commits.
     known = applied if applied is not None else reflected_silver_versions(spark, settings)
     reflected = {**known, **summary.versions}
-    with _recording(spark, reflected):
-        _refresh(spark, settings, silver_changes.changed_rows(rows, summary), summary.versions,
-                 list(summary.groups), on_written)
+    _refresh(spark, settings, silver_changes.changed_rows(rows, summary), summary.versions, list(summary.groups),
+             on_written, recorded(reflected))
     seen.applied = reflected
 
 
-#: Held while a refresh's writes record their silver versions (``_recording``): the record is a session conf,
-#: shared by every thread of the session, so two refreshes of different warehouses in one process (the test
-#: suite's background builds share one session) take turns instead of writing each other's versions.
-_RECORDING = threading.RLock()
+def recorded(versions: dict[str, int]) -> str:
+    """The ``userMetadata`` every gold commit of a refresh step carries: the silver versions gold reflects once the
+    step's writes are done (``reflected_silver_versions`` reads it back; ``check`` compares gold with them)."""
+    return json.dumps({USER_METADATA_KEY: versions}, sort_keys=True)
 
 
-@contextmanager
-def _recording(spark: SparkSession, versions: dict[str, int]) -> Iterator[None]:
-    """Within the block, every Delta commit of the session carries ``versions`` (the silver versions gold
-    reflects once the block's writes are done) in its ``userMetadata``: what ``check`` compares gold with.
-
-    A session conf (``spark.databricks.delta.commitInfo.userMetadata``) because Delta's MERGE takes no
-    per-operation option; commits of other threads meanwhile (an ingest's appends to bronze or silver) carry
-    it too, which is harmless: only gold tables' records are read back."""
-    conf = "spark.databricks.delta.commitInfo.userMetadata"
-    with _RECORDING:
-        spark.conf.set(conf, json.dumps({USER_METADATA_KEY: versions}, sort_keys=True))
-        try:
-            yield
-        finally:
-            spark.conf.unset(conf)
+def recording_session(spark: SparkSession, user_metadata: str) -> SparkSession:
+    """A session of its own whose Delta commits carry ``user_metadata``: for the MERGEs, which take no per-operation
+    ``userMetadata`` option (writes take one, ``replace_groups``). Of its own because the conf
+    (``spark.databricks.delta.commitInfo.userMetadata``) is per session: set on a shared one, it would also mark the
+    commits of other threads (an ingest's appends, another warehouse's refresh) meanwhile."""
+    session = spark.newSession()
+    session.conf.set("spark.databricks.delta.commitInfo.userMetadata", user_metadata)
+    return session
 
 
 def reflected_silver_versions(spark: SparkSession, settings: Settings) -> dict[str, int]:
     """The silver versions gold reflects: per silver table, the newest version recorded by a gold table's
-    latest refresh commits (``_recording``); empty before the first refresh. Read from the tables' commit info
+    latest refresh commits (``recorded``); empty before the first refresh. Read from the tables' commit info
     through delta-rs (no Spark job: each refresh of ``run`` asks once)."""
     from deltalake import DeltaTable
 
@@ -331,13 +322,14 @@ def _recorded_versions(user_metadata: str | None) -> dict[str, int] | None:
 
 
 def _refresh(spark: SparkSession, settings: Settings, changes: dict[str, DataFrame], versions: dict[str, int],
-             touched: list[tuple[str, str]], on_written: Callable[[tuple[str, ...]], None]) -> None:
+             touched: list[tuple[str, str]], on_written: Callable[[tuple[str, ...]], None], user_metadata: str
+             ) -> None:
     """Apply silver's new rows (``changes``: table name -> the rows it gained; ``touched``: the groups they touch,
     (cluster_name, group), ``touching_group``) to gold.
 
     ``versions``: the Delta version of each table in ``changes`` that the batch read up to; the group tables
     are recomputed from silver at those versions (the other tables as they are: they gained no rows), so
-    that gold reflects exactly the versions ``_recording`` writes down.
+    that gold reflects exactly the versions every commit records (``user_metadata``, ``recorded``).
     """
     from pipelines.gold.committed_offsets import merge_commits
     from pipelines.gold.offset_commit_rate import merge_rates
@@ -348,17 +340,18 @@ def _refresh(spark: SparkSession, settings: Settings, changes: dict[str, DataFra
 
     commits = changes.get(offset_commits.TABLE.name)
     if commits is not None:
-        merge_commits(spark, settings, commits)
+        merge_commits(recording_session(spark, user_metadata), settings, commits)
         on_written((COMMITTED_OFFSETS.name,))
     # The group tables before the commit rate: gold.rebalance_events is the other table freshness is measured on.
-    _refresh_groups(spark, settings, touched, rows_of, on_written)
+    _refresh_groups(spark, settings, touched, rows_of, on_written, user_metadata)
     if commits is not None:
-        merge_rates(spark, settings, commits, rows_of(offset_commits.TABLE))
+        merge_rates(recording_session(spark, user_metadata), settings, commits, rows_of(offset_commits.TABLE))
         on_written((OFFSET_COMMIT_RATE.name,))
 
 
 def _refresh_groups(spark: SparkSession, settings: Settings, touched: list[tuple[str, str]],
-                    rows_of: Callable[[TableSpec], DataFrame], on_written: Callable[[tuple[str, ...]], None]) -> None:
+                    rows_of: Callable[[TableSpec], DataFrame], on_written: Callable[[tuple[str, ...]], None],
+                    user_metadata: str) -> None:
     """Replay the groups a batch touched (``touched``) from all of their records, and replace those groups' rows in
     the group tables."""
     from pipelines.gold.group_history import commits_in_windows, group_tables
@@ -376,7 +369,7 @@ def _refresh_groups(spark: SparkSession, settings: Settings, touched: list[tuple
     commits = commits_in_windows(commits, metadata)
     frames = group_tables(metadata, members, records, commits, settings, GROUP_TABLES)
     for spec in GROUP_TABLES:
-        replace_groups(settings, spec, frames[spec.name], touched)
+        replace_groups(settings, spec, frames[spec.name], touched, user_metadata)
         on_written((spec.name,))
 
 
@@ -405,9 +398,10 @@ def touching_group() -> Column:
                   & records["type"].isin(*CONSUMER_RECORD_TYPES), of(consumer_group_records.TABLE, "group_id")))
 
 
-def replace_groups(settings: Settings, spec: TableSpec, rows: DataFrame, groups: list[tuple[str, str]] | None
-                   ) -> None:
-    """Make ``spec``'s rows of ``groups`` [(cluster_name, group)] exactly ``rows``, in one atomic Delta commit.
+def replace_groups(settings: Settings, spec: TableSpec, rows: DataFrame, groups: list[tuple[str, str]] | None,
+                   user_metadata: str | None = None) -> None:
+    """Make ``spec``'s rows of ``groups`` [(cluster_name, group)] exactly ``rows``, in one atomic Delta commit (which
+    carries ``user_metadata``).
 
     ``replaceWhere`` removes those groups' rows and adds ``rows`` together, so rows of other groups
     are never touched and a repeated call leaves the same content. ``groups=None`` replaces the table.
@@ -415,6 +409,8 @@ def replace_groups(settings: Settings, spec: TableSpec, rows: DataFrame, groups:
     writer = rows.select(*spec.schema.fieldNames()).write.format("delta").mode("overwrite")
     if groups is not None:
         writer = writer.option("replaceWhere", groups_predicate(groups))
+    if user_metadata is not None:
+        writer = writer.option("userMetadata", user_metadata)
     writer.save(table_path(settings, spec))
 
 

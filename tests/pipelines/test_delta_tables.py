@@ -82,8 +82,8 @@ def test_a_table_from_before_gains_the_constraints_except_one_its_rows_break(spa
         "partition_status_is_a_burrow_status", "group_status_is_a_burrow_status"}
     lag = results["lag_is_non_negative_or_flagged"]
     assert (lag.status, lag.unexpected_count, [row["lag"] for row in lag.unexpected_sample]) == ("failed", 1, [-3])
-    # Again (another process): the constraints it holds are left as they are (no new table version), the refused
-    # one still refused; in the same process the table is not looked at again.
+    # Evolved again: the constraints it holds are left as they are (no new table version), the refused one still
+    # refused; made current, the table records its spec (any process then leaves it as it is).
     version = latest_version(spark, settings, SPEC)
     evolve_table(spark, settings, SPEC)
     assert latest_version(spark, settings, SPEC) == version
@@ -135,3 +135,27 @@ def clustering_of(spark, settings, spec) -> list[str]:  # type: ignore[no-untype
 
 def partitioning_of(spark, settings, spec) -> list[str]:  # type: ignore[no-untyped-def]
     return list(spark.sql(f"DESCRIBE DETAIL delta.`{table_path(settings, spec)}`").head()["partitionColumns"] or [])
+
+
+def test_a_table_made_current_records_its_spec_and_is_evolved_again_only_when_the_spec_changes(  # type: ignore[no-untyped-def]
+        spark, settings) -> None:
+    from pipelines.delta_tables import recorded_spec, spec_fingerprint
+
+    older = dataclasses.replace(committed_offsets.TABLE, properties=())
+    ensure_table(spark, settings, older)
+    assert recorded_spec(settings, committed_offsets.TABLE) == spec_fingerprint(older) != spec_fingerprint(
+        committed_offsets.TABLE)
+    ensure_current_table(spark, settings, committed_offsets.TABLE)
+    version = latest_version(spark, settings, committed_offsets.TABLE)
+    assert recorded_spec(settings, committed_offsets.TABLE) == spec_fingerprint(committed_offsets.TABLE)
+    ensure_current_table(spark, settings, committed_offsets.TABLE)  # e.g. the next refresh, or another process
+    assert latest_version(spark, settings, committed_offsets.TABLE) == version
+    older_still = dataclasses.replace(settings, warehouse=str(settings.warehouse_path / "older"))
+    ensure_table(spark, older_still, older)
+    spark.sql(f"ALTER TABLE delta.`{table_path(older_still, committed_offsets.TABLE)}` UNSET TBLPROPERTIES "
+              "('offsetlake.spec')")  # as an offsetlake before the property made it
+    assert recorded_spec(older_still, committed_offsets.TABLE) == ""
+    ensure_current_table(spark, older_still, committed_offsets.TABLE)
+    assert recorded_spec(older_still, committed_offsets.TABLE) == spec_fingerprint(committed_offsets.TABLE)
+    assert recorded_spec(dataclasses.replace(settings, warehouse=str(settings.warehouse_path / "none")),
+                         committed_offsets.TABLE) is None

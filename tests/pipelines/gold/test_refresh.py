@@ -264,7 +264,6 @@ def test_gold_keeps_its_own_books_a_refresh_that_dies_is_run_again_and_a_deleted
 
     from pyspark.sql import types as T
 
-    from pipelines import delta_tables
     from pipelines.delta_tables import ensure_table, table_path
     from pipelines.gold import refresh
     from pipelines.gold.committed_offsets import TABLE as COMMITTED_OFFSETS
@@ -321,7 +320,6 @@ def test_gold_keeps_its_own_books_a_refresh_that_dies_is_run_again_and_a_deleted
     ensure_table(spark, settings, older)
     spark.createDataFrame([("c", "g", dt.datetime(2026, 11, 27, 6, 1), 99, 1, 1)], older.schema).write.format(
         "delta").mode("append").save(table_path(settings, OFFSET_COMMIT_RATE))
-    monkeypatch.setattr(delta_tables, "_CURRENT", set())
     _silver(spark, settings, 2, range(9, 12), 3)
     assert set(refresh.refresh_gold_tables(spark, settings)) == {spec.name for spec in GOLD}
     assert "gold.offset_commit_rate is laid out as an older offsetlake made it" in capsys.readouterr().err
@@ -332,3 +330,37 @@ def test_gold_keeps_its_own_books_a_refresh_that_dies_is_run_again_and_a_deleted
     rates = read_table(spark, settings, OFFSET_COMMIT_RATE)
     assert row_differences(rates, offset_commit_rate(read_table(spark, settings, offset_commits.TABLE)),
                            OFFSET_COMMIT_RATE.schema.fieldNames()) == (0, 0)
+
+
+@pytest.mark.long  # ~20 s (two refreshes): in `make test-long`
+def test_a_refresh_records_silver_versions_in_gold_commits_only_not_in_commits_other_threads_make_meanwhile(  # type: ignore[no-untyped-def]
+        spark, warehouse_settings, tmp_path) -> None:
+    """The record is carried by the refresh's own writes (a write option, a session of its own for the MERGEs),
+    not by a conf of the shared session: an ingest appending beside it in the same process marks nothing."""
+    import threading
+
+    from delta.tables import DeltaTable
+
+    from pipelines.delta_tables import table_path
+    from pipelines.gold import refresh
+    from pipelines.gold.committed_offsets import TABLE as COMMITTED_OFFSETS
+
+    settings = warehouse_settings
+    _silver(spark, settings, 0, range(0, 4), 1)
+    refresh.refresh_gold_tables(spark, settings)
+    _silver(spark, settings, 1, range(5, 9), 2)
+    beside = str(tmp_path / "beside")
+    spark.range(1).write.format("delta").save(beside)
+    gold = threading.Thread(target=refresh.refresh_gold_tables, args=(spark, settings))
+    gold.start()
+    appends = 0
+    while gold.is_alive():
+        spark.range(1).write.format("delta").mode("append").save(beside)
+        appends += 1
+    gold.join()
+    assert appends > 1
+    assert [r["userMetadata"] for r in DeltaTable.forPath(spark, beside).history().collect()] == [None] * (appends + 1)
+    [merge] = DeltaTable.forPath(spark, table_path(settings, COMMITTED_OFFSETS)).history(1).collect()
+    assert merge["operation"] == "MERGE"
+    assert refresh.reflected_silver_versions(spark, settings) == {
+        spec.name: refresh.latest_version(spark, settings, spec) for spec in refresh.SOURCES}
