@@ -23,7 +23,7 @@ WHEELS := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/offsetlake/wheels
 # with the .pyc files (2026-11-26, load ~1).
 PACKAGES := cli conf history decoders schemas pipelines coordinator broker jvm quality dashboard
 
-.PHONY: setup venv jars browser demo test test-cluster test-long test-fast lint clean
+.PHONY: setup venv jars browser demo test test-cluster test-long test-fast docs lint clean
 
 setup: venv jars
 	@$(BIN)/python -m compileall -q -j 0 $(PACKAGES) dags >/dev/null
@@ -89,6 +89,15 @@ test-long: setup
 # CI runs everything through `make test`, `make test-cluster` and `make test-long`.
 test-fast: setup
 	$(BIN)/python -m pytest -m "not broker and not jvm_process and not cluster and not long"
+
+# The documentation site: the reference pages written from the code (docs/generate.py: tables, CLI, settings,
+# benchmarks), then the site built into build/site/ (git-ignored) with --strict, so a broken link or anchor fails
+# (not with --quiet: it drops the very warnings --strict counts, and the build passes).
+# mkdocs and mkdocs-material (pyproject's `docs` extra) are in requirements.lock, which the venv installs whole.
+# NO_MKDOCS_2_WARNING: Material's end-of-life notice at every build (pyproject.toml says when).
+docs: venv
+	$(BIN)/python -m docs.generate
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict -d build/site
 
 lint: venv
 	$(BIN)/ruff check .
