@@ -421,10 +421,44 @@ def benchmarks_page(results: Path | None = None, benches: Path = ROOT / "bench")
 
 # --- writing --------------------------------------------------------------------------------------------------------
 
+# --- __consumer_offsets record types ---------------------------------------------------------------------------------
+
+def _field_type(type_: object) -> str:
+    from decoders.spec import ArrayOf, StructSpec
+
+    if isinstance(type_, ArrayOf):
+        return f"[]{_field_type(type_.element)}"
+    return type_.name if isinstance(type_, StructSpec) else str(type_)
+
+
+def records_page() -> str:
+    """Every record type the decoders know (``decoders.layout``, described as data once from Kafka's schema JSON):
+    its type id, the value versions read and written, and each value field with the version and note it carries."""
+    from decoders.layout import BY_TYPE_ID
+
+    intro = ("# Record types of `__consumer_offsets`\n\nEvery record type offsetlake decodes, from the record layouts "
+             "in `decoders/` (each described once, as data, from Kafka's "
+             "`group-coordinator/src/main/resources/common/message/*.json`). A key starts with its int16 type id; the "
+             "value with its int16 version; a null value is a tombstone. An unknown type or version goes to "
+             "`silver.quarantine`, never dropped.")
+    overview = _table(["type id", "record", "value versions read", "written by Kafka 4.3", "note"], (
+        [str(type_id), f"[{spec.name}](#{spec.name})", _code(spec.value_versions),
+         str(spec.written_version), _md(spec.note)] for type_id, spec in sorted(BY_TYPE_ID.items())))
+    sections = []
+    for type_id, spec in sorted(BY_TYPE_ID.items()):
+        rows = ([_code(f.kafka_name), _code(_field_type(f.type)), _code(f.versions), _md(f.note)]
+                for f in spec.value.fields)
+        sections.append(f"## {spec.name}\n\nType id {type_id}; key `{spec.key.name}` "
+                        f"({', '.join(_code(f.kafka_name) for f in spec.key.fields)}); value `{spec.value.name}`.\n\n"
+                        + _table(["field", "type", "versions", "note"], rows))
+    return _page(intro, overview, *sections)
+
+
 PAGES: dict[str, Callable[[], str]] = {
     "reference/tables.md": tables_page,
     "reference/cli.md": cli_page,
     "reference/settings.md": settings_page,
+    "reference/records.md": records_page,
     "benchmarks.md": benchmarks_page,
 }
 """Each generated page, by its path under ``docs/``."""

@@ -93,6 +93,17 @@ def test_every_settings_key_has_its_section_in_settings_md_with_its_environment_
         assert f"`{env}`" in section(page, f"### `{key}`"), key
 
 
+def test_every_record_type_has_its_section_in_records_md_with_every_value_field() -> None:
+    from decoders.layout import BY_TYPE_ID
+
+    page = generate.records_page()
+    for type_id, spec in BY_TYPE_ID.items():
+        text = section(page, f"## {spec.name}")
+        assert f"Type id {type_id};" in text
+        for f in spec.value.fields:
+            assert f"| `{f.kafka_name}` |" in text, (spec.name, f.kafka_name)
+
+
 def test_a_settings_field_without_a_comment_takes_the_example_files_comment_on_its_line() -> None:
     comments = generate.example_comments(
         'cluster_name = "x"   # tags every row\n'
