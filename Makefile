@@ -21,7 +21,7 @@ WHEELS := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/offsetlake/wheels
 # Python workers, Airflow's task runner, pytest) compiled each module it imported from source again:
 # `offsetlake check` spent 6.5 s importing great_expectations; 22.7 s -> 18.8 s for the whole command
 # with the .pyc files (2026-11-26, load ~1).
-PACKAGES := cli conf history decoders schemas pipelines coordinator broker jvm quality dashboard
+PACKAGES := cli conf history decoders schemas pipelines coordinator broker jvm quality dashboard metrics
 
 .PHONY: setup venv jars browser demo test test-cluster test-long test-fast lint clean
 
