@@ -21,9 +21,9 @@ WHEELS := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/offsetlake/wheels
 # Python workers, Airflow's task runner, pytest) compiled each module it imported from source again:
 # `offsetlake check` spent 6.5 s importing great_expectations; 22.7 s -> 18.8 s for the whole command
 # with the .pyc files (2026-11-26, load ~1).
-PACKAGES := cli conf history decoders schemas pipelines coordinator broker jvm quality dashboard
+PACKAGES := cli conf history decoders schemas pipelines coordinator broker jvm quality dashboard metrics
 
-.PHONY: setup venv jars browser demo test test-cluster test-long test-fast docs lint clean
+.PHONY: setup venv jars browser prometheus demo test test-cluster test-long test-fast docs lint clean
 
 setup: venv jars
 	@$(BIN)/python -m compileall -q -j 0 $(PACKAGES) dags >/dev/null
@@ -56,7 +56,13 @@ demo: setup
 browser:
 	@command -v chromium >/dev/null || { apt-get update -q && apt-get install -y -q chromium chromium-driver; }
 
-test: setup browser
+# Debian's Prometheus server and promtool, for the metrics tests: a real server scrapes `serve-metrics` and
+# answers PromQL, and promtool checks the alerting rules (tests/metrics/test_prometheus.py).
+prometheus:
+	@command -v prometheus >/dev/null && command -v promtool >/dev/null || \
+	  { apt-get update -q && apt-get install -y -q prometheus; }
+
+test: setup browser prometheus
 	$(BIN)/python -m pytest -m "not cluster and not long"
 
 # The warehouse on a real HDFS (NameNode + DataNode from Maven jars, jvm/hdfs.py): tests/cluster/,

@@ -24,6 +24,7 @@ from cli import (
     kafka,
     lag,
     maintain,
+    serve_metrics,
     serve_sql,
     simulate,
     snapshot_end_offsets,
@@ -35,7 +36,7 @@ from cli.errors import CommandError
 from conf.settings import ConfigError
 
 SUBCOMMANDS = (kafka, jvm, demo, ingest, run_once, simulate, decode, coordinator_partition, snapshot_end_offsets,
-               lag, gold, validate, maintain, sql, serve_sql, dashboard, check)
+               lag, gold, validate, maintain, sql, serve_sql, serve_metrics, dashboard, check)
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2

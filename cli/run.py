@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from cli.errors import CommandError, first_line, reported_as_command_errors
 from cli.ingest import add_source_arguments, bad_batch_cap
+from cli.serve_metrics import add_metrics_arguments, serve_run_metrics
 from cli.settings_arg import settings_from
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="seconds between end-offset snapshots when running continuously; 0 takes none "
                              "(default 60)")
     add_source_arguments(parser)
+    add_metrics_arguments(parser)
     parser.set_defaults(run=run)
 
 
@@ -69,6 +71,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.snapshot_every < 0:
         print("offsetlake: --snapshot-every must be >= 0 seconds (0: no snapshots)", file=sys.stderr)
+        return 2
+    if args.once and args.metrics_port is not None:
+        print("offsetlake: --metrics-port is for the continuous run (a --once run ends before Prometheus scrapes it)",
+              file=sys.stderr)
         return 2
     if not args.once:
         return run_continuously(args, settings)
@@ -111,9 +117,11 @@ def run_continuously(args: argparse.Namespace, settings: Settings) -> int:
                              max_offsets_per_trigger=args.max_offsets_per_trigger),
         snapshot_every=args.snapshot_every or None)
     totals = IngestTotals()
+    metrics = serve_run_metrics(args, settings)  # --metrics-port: the job's health, fed by each cycle
 
     def cycle(report: CycleReport) -> None:
         print(report.line(), file=sys.stderr, flush=True)
+        metrics.observe(report)
 
     print(f"run: {args.topic} on {settings.kafka.bootstrap_servers} -> {settings.warehouse_uri} (cluster "
           f"{settings.cluster_name}, trigger {args.trigger_interval}, snapshots "

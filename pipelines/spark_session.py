@@ -130,7 +130,7 @@ def _quiet_expected_warnings(spark: SparkSession) -> None:
 
 #: offsetlake's packages (pyproject.toml's list): what a Python worker on an executor may import.
 SHIPPED_PACKAGES = ("cli", "conf", "history", "decoders", "schemas", "pipelines", "coordinator", "broker", "jvm",
-                    "quality", "dashboard")
+                    "quality", "dashboard", "metrics")
 _SHIPPED_SUFFIXES = (".py", ".sql", ".toml", ".yaml", ".xml")
 SHIPPED_ZIP = "offsetlake_code.zip"
 
