@@ -34,6 +34,7 @@ DEFAULT_CONFIG_FILE = "offsetlake.toml"
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 _CLUSTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+BOOTSTRAP_SERVERS = re.compile(r"^[^,\s]+:\d+(,[^,\s]+:\d+)*$")
 _SPARK_MEMORY = re.compile(r"^\d+[kmgt]?$", re.IGNORECASE)
 
 
@@ -523,7 +524,7 @@ def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) ->
         raise ConfigError("spark.log_level", spark.log_level, "a log4j level such as WARN",
                           source("spark", "log_level"))
     kafka = settings.kafka
-    if not re.match(r"^[^,\s]+:\d+(,[^,\s]+:\d+)*$", kafka.bootstrap_servers):
+    if not BOOTSTRAP_SERVERS.fullmatch(kafka.bootstrap_servers):
         raise ConfigError("kafka.bootstrap_servers", kafka.bootstrap_servers,
                           "host:port[,host:port...]", source("kafka", "bootstrap_servers"))
     if kafka.security_protocol not in SECURITY_PROTOCOLS:
