@@ -37,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not Path(args.scenario).is_file():
         raise CommandError(f"scenario file {args.scenario} does not exist")
+    # Before anything is written: bad settings leave no output behind.
+    settings = settings_from(args) if args.produce_to else None
     try:
         result = simulate(args.scenario, kafka_version=args.kafka_version)
     except ScenarioError as exc:
@@ -46,8 +48,7 @@ def run(args: argparse.Namespace) -> int:
     epochs = len(result.tables.get("consumer_group_generations", []))  # KIP-848 groups
     print(f"simulate: {len(result.records)} records, {generations} generations"
           f"{f', {epochs} KIP-848 group epochs' if epochs else ''} -> {out}", file=sys.stderr)
-    if args.produce_to:
-        settings = settings_from(args)
+    if settings is not None:
         config = settings.kafka.librdkafka_config()
         if args.bootstrap_servers:
             config["bootstrap.servers"] = args.bootstrap_servers

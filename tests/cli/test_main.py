@@ -1,8 +1,8 @@
-"""cli/main.py: every misuse of the command line is one line on stderr and a usage exit status, found before
-settings are read.
+"""cli/main.py: every misuse of the command line and every bad setting is one line on stderr and a usage exit
+status, found before settings are read (for arguments) or anything is started or written (for settings).
 
-In-process runs of ``main([...])`` for the many cases; a real process for what only a process shows (the
-traceback that is not there, how long it takes).
+In-process runs of ``main([...])`` for the many cases; real processes for what only a process shows (the
+traceback that is not there, how long it takes, the environment the docs tell users to set).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import cli.settings_arg
 from cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
+SECRET = "hunter2-do-not-print"
+SECTIONS = ("spark", "kafka", "lag", "gold", "maintenance", "quality", "sql_endpoint", "storage")
 
 
 @pytest.fixture
@@ -188,6 +190,74 @@ def test_good_argument_values_and_the_defaults_pass_the_checks(argv: list[str], 
     assert getattr(build_parser().parse_args(argv), dest) == value
 
 
+def write_config(workdir: Path, text: str) -> Path:
+    path = workdir.parent / "offsetlake.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# A command that reads its settings first and needs neither a JVM nor a broker.
+SQL = ["sql", "--engine", "delta-rs", "SELECT 1 AS one"]
+
+
+def test_a_misspelled_section_is_reported_with_the_section_names(workdir: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    config = write_config(workdir, '[sparkk]\nmaster = "local[2]"\n')
+    code, out, err = run_main(capsys, "--config", str(config), *SQL)
+    assert code == 2 and out == ""
+    line = one_line(err)
+    assert line.startswith(f"offsetlake: config error: setting sparkk = <hidden> (from {config}) is invalid: "
+                           "expected a known section")
+    assert all(section in line for section in SECTIONS) and "(did you mean spark?)" in line
+    assert "top-level settings are cluster_name, warehouse" in line
+    assert list(workdir.iterdir()) == []
+
+
+@pytest.mark.parametrize(("config", "environ", "key"), [
+    ('[kafka]\nsasl_pasword = "{secret}"\n', {}, "kafka.sasl_pasword"),
+    ('sasl_password = "{secret}"\n', {}, "sasl_password"),
+    ("[kafka]\nsasl_password = 123456789\n", {}, "kafka.sasl_password"),
+    ('[kafka]\nlibrdkafka = "sasl.password={secret}"\n', {}, "kafka.librdkafka"),
+    ('[kafak]\nsasl_password = "{secret}"\n', {}, "kafak"),
+    ("", {"OFFSETLAKE_KAFKA__SASL_PASWORD": SECRET}, "kafka.sasl_pasword"),
+    ("", {"OFFSETLAKE_KAFKA__LIBRDKAFKA": f"sasl.password {SECRET}"}, "kafka.librdkafka"),
+    ("", {"OFFSETLAKE_SPARK__EXTRA_CONF": f"spark.hadoop.fs.s3a.secret.key:{SECRET}"}, "spark.extra_conf"),
+])
+def test_a_secret_in_a_bad_setting_is_hidden_from_the_error(config: str, environ: dict[str, str], key: str,
+                                                            workdir: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--config", str(write_config(workdir, config.format(secret=SECRET)))] if config else []
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    code, out, err = run_main(capsys, *argv, *SQL)
+    assert code == 2 and out == ""
+    line = one_line(err)
+    assert line.startswith(f"offsetlake: config error: setting {key} = <hidden> ")
+    assert SECRET not in err and "123456789" not in err
+    assert list(workdir.iterdir()) == []
+
+
+@pytest.mark.parametrize(("environ", "expected"), [
+    ({"OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "SASL_SSL", "OFFSETLAKE_KAFKA__SASL_MECHANISM": "PLAIN",
+      "OFFSETLAKE_KAFKA__SASL_PASSWORD": SECRET},
+     "setting kafka.sasl_username = None (from default) is invalid: expected a user name because sasl_mechanism "
+     "is PLAIN"),
+    ({"OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "SSL", "OFFSETLAKE_KAFKA__SSL_CA_LOCATION": "/no/such/ca.pem"},
+     "setting kafka.ssl_ca_location = '/no/such/ca.pem' (from env OFFSETLAKE_KAFKA__SSL_CA_LOCATION) is invalid: "
+     "expected an existing PEM file of CA certificates"),
+])
+def test_incomplete_sasl_or_ssl_settings_stop_the_command_before_it_starts(
+        environ: dict[str, str], expected: str, workdir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    code, out, err = run_main(capsys, *SQL)
+    assert code == 2 and out == ""
+    assert one_line(err) == f"offsetlake: config error: {expected}"
+    assert SECRET not in err
+    assert list(workdir.iterdir()) == []
+
+
 def offsetlake_process(args: list[str], environ: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """``offsetlake ARGS`` as a user runs it: a new process, only PATH, HOME and ``environ`` set."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd), "PYTHONPATH": str(ROOT), **environ}
@@ -205,3 +275,38 @@ def test_a_garbage_trigger_interval_fails_in_a_real_process_at_once_without_a_tr
     assert one_line(result.stderr).startswith(
         "offsetlake run: error: argument --trigger-interval: 'garbage' is not a duration such as '30 seconds'")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_misspelled_password_variable_is_hidden_in_a_real_process(tmp_path: Path) -> None:
+    result = offsetlake_process(SQL, {"OFFSETLAKE_WAREHOUSE": str(tmp_path / "warehouse"),
+                                      "OFFSETLAKE_KAFKA__SASL_PASWORD": SECRET}, tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    assert one_line(result.stderr).startswith(
+        "offsetlake: config error: setting kafka.sasl_pasword = <hidden> (from env OFFSETLAKE_KAFKA__SASL_PASWORD) "
+        "is invalid: expected one of ")
+    assert SECRET not in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def documented_variables(root: Path) -> dict[str, str]:
+    """The OFFSETLAKE_* variables that are not settings which the README, the DAGs and set-up tell users to set
+    (README "Deploying", dags/offsetlake_commands.py, dags/reference_validation.py, jvm/artifacts.py)."""
+    return {
+        "OFFSETLAKE_BIN": str(Path(sys.executable).parent / "offsetlake"),
+        "OFFSETLAKE_SCENARIOS_DIR": str(ROOT / "conf" / "scenarios"),
+        "OFFSETLAKE_VALIDATE_WAREHOUSE": str(root / "scratch"),
+        "OFFSETLAKE_JVM_CACHE": str(ROOT / ".jvm"),
+        "OFFSETLAKE_MAVEN_REPO": str(root / "m2"),
+        "OFFSETLAKE_KAFKA_LIBS": str(root / "kafka-libs"),
+    }
+
+
+def test_the_cli_runs_with_the_variables_the_readme_tells_dag_users_to_set(tmp_path: Path) -> None:
+    config = tmp_path / "offsetlake.toml"
+    config.write_text(f'warehouse = "{tmp_path / "warehouse"}"\n', encoding="utf-8")
+    environ = {**documented_variables(tmp_path), "OFFSETLAKE_CONFIG": str(config)}
+    result = offsetlake_process(SQL, environ, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["one", "---", "1"]
+    assert "config error" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["offsetlake.toml"]
