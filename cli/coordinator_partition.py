@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
+
+from cli import argument_types
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -13,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "group coordinator does (offsets.topic.num.partitions, default 50).",
     )
     parser.add_argument("group", metavar="GROUP", help="the consumer group id")
-    parser.add_argument("--partitions", type=int, default=50,
+    parser.add_argument("--partitions", type=argument_types.whole_number(1), default=50,
                         help="partitions of __consumer_offsets (offsets.topic.num.partitions; default 50)")
     parser.set_defaults(run=run)
 
@@ -21,8 +22,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from decoders import coordinator_partition
 
-    if args.partitions < 1:
-        print(f"offsetlake: --partitions must be >= 1, got {args.partitions}", file=sys.stderr)
-        return 2
     print(coordinator_partition(args.group, args.partitions))
     return 0

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cli import argument_types
 from cli.errors import CommandError, first_line, reported_as_command_errors
 from cli.settings_arg import settings_from
 from dashboard.data import MAX_CHART_ROWS, MAX_CHARTED_GROUPS
@@ -47,10 +47,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="serve the page over HTTP instead, with a page per group built on request (Ctrl-C stops)")
     parser.add_argument("--host", default="127.0.0.1", help="with --serve: the address to bind (default 127.0.0.1; "
                                                             "no authentication, so loopback unless a proxy guards it)")
-    parser.add_argument("--port", type=int, default=8050, help="with --serve: the port (default 8050; 0: any free one)")
+    parser.add_argument("--port", type=argument_types.whole_number(0, 65535), default=8050,
+                        help="with --serve: the port (default 8050; 0: any free one)")
     parser.add_argument("--group", action="append", default=[], metavar="G",
                         help="show only this group (repeat for several; default: every group)")
-    parser.add_argument("--since", metavar="TIME",
+    parser.add_argument("--since", metavar="TIME", type=argument_types.iso_time,
                         help="drop what ended before TIME, in every chart; the time axes start there (ISO 8601, UTC "
                              "unless it has an offset, e.g. 2026-11-01 or 2026-11-01T12:00:00)")
     parser.add_argument("--engine", choices=("auto", "delta-rs", "spark"), default="auto",
@@ -58,24 +59,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def parse_since(text: str | None) -> int | None:
-    """ISO 8601 date or time -> epoch milliseconds (naive times are UTC)."""
-    if text is None:
-        return None
-    try:
-        moment = dt.datetime.fromisoformat(text)
-    except ValueError as exc:
-        raise CommandError(f"dashboard: --since {text!r} is not an ISO 8601 date or time "
-                           "(e.g. 2026-11-01 or 2026-11-01T12:00:00)") from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return int(moment.timestamp() * 1000)
-
-
 def run(args: argparse.Namespace) -> int:
     from dashboard.build import build_dashboard
 
-    since = parse_since(args.since)
+    since = args.since  # epoch milliseconds (argument_types.iso_time)
     settings = settings_from(args)
     if args.serve:
         return serve(args, settings, since)
@@ -108,8 +95,6 @@ def serve(args: argparse.Namespace, settings: Settings, since: int | None) -> in
 
     if args.group:
         raise CommandError("dashboard: --group is for --out; served, every group has its page at /group/<id>")
-    if not 0 <= args.port <= 65535:
-        raise CommandError(f"dashboard: --port must be between 0 and 65535, got {args.port}")
     try:
         server = make_server(settings, args.host, args.port, since=since, engine=args.engine)
     except OSError as exc:

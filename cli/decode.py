@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterator
 from typing import IO
 
+from cli import argument_types
 from cli.settings_arg import settings_from
 
 
@@ -28,8 +29,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("--topic", help="read this topic instead of stdin (e.g. __consumer_offsets)")
-    parser.add_argument("--bootstrap-servers", help="overrides kafka.bootstrap_servers from settings")
-    parser.add_argument("--max-records", type=int, help="stop after this many records (with --topic)")
+    parser.add_argument("--bootstrap-servers", type=argument_types.bootstrap_servers,
+                        help="overrides kafka.bootstrap_servers from settings")
+    parser.add_argument("--max-records", type=argument_types.whole_number(1), metavar="N",
+                        help="stop after this many records (with --topic)")
     parser.add_argument("--with-position", action="store_true",
                         help="add partition/offset/timestamp to each object (with --topic)")
     parser.set_defaults(run=run)

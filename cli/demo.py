@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from cli import argument_types
 from cli.errors import CommandError, reported_as_command_errors
 from cli.settings_arg import settings_from
 
@@ -32,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "validation finds differences or a step fails (one line naming the step)."
         ),
     )
-    parser.add_argument("--messages", type=int, default=400,
+    parser.add_argument("--messages", type=argument_types.whole_number(1), default=400,
                         help="messages in the first round (default 400); the second round is half as many")
     parser.add_argument("--warehouse", help="the demo's warehouse directory (default: the warehouse setting)")
     parser.add_argument("--validate", nargs="*", metavar="SCENARIO", default=None,
@@ -49,8 +50,6 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     if args.warehouse:
         settings = settings.with_overrides(warehouse=args.warehouse)
-    if args.messages < 1:
-        raise CommandError(f"--messages must be at least 1, got {args.messages}")
     options = DemoOptions(messages=args.messages, parallel=not args.sequential)
     if args.validate is not None:
         options = DemoOptions(messages=args.messages, parallel=not args.sequential,

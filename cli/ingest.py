@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from cli import argument_types
 from cli.errors import reported_as_command_errors
 from cli.settings_arg import settings_from
 
@@ -36,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("--once", action="store_true", help="drain the topic up to its current end, then exit")
-    parser.add_argument("--trigger-interval", default="30 seconds",
+    parser.add_argument("--trigger-interval", default="30 seconds", type=argument_types.trigger_interval,
                         help="processing-time trigger when running continuously (default '30 seconds')")
     add_source_arguments(parser)
     parser.set_defaults(run=run)
@@ -46,7 +47,8 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
     """--topic and --max-offsets-per-trigger, shared with ``offsetlake run``."""
     parser.add_argument("--topic", default="__consumer_offsets",
                         help="source topic (default __consumer_offsets; any topic holding records in its format)")
-    parser.add_argument("--max-offsets-per-trigger", type=int, help="cap on records per micro-batch")
+    parser.add_argument("--max-offsets-per-trigger", type=argument_types.whole_number(1), metavar="N",
+                        help="cap on records per micro-batch")
 
 
 def bad_batch_cap(args: argparse.Namespace) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cli import argument_types
 from cli.errors import reported_as_command_errors
 
 DEFAULT_DATA_DIR = ".offsetlake/kafka"
@@ -26,7 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action.add_argument("--data-dir", default=DEFAULT_DATA_DIR,
                             help=f"broker data, config and logs (default: {DEFAULT_DATA_DIR})")
         if name == "stop":
-            action.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a clean stop")
+            action.add_argument("--timeout", type=argument_types.seconds(allow_zero=False), default=30.0,
+                                help="seconds to wait for a clean stop")
         action.set_defaults(run=func)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from cli import (
     check,
@@ -43,8 +44,33 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
+class CommandLineParser(argparse.ArgumentParser):
+    """offsetlake's parser, and through ``add_subparsers`` (whose parsers are of the parser's own class) every
+    subcommand's and action's: no abbreviations, no unknown arguments, and a usage error in one line.
+
+    Why no abbreviations: argparse takes any unambiguous prefix of an option by default, so a typo such as
+    ``run --onc`` ran the whole job as ``--once``. Unknown arguments are refused by the parser they were
+    given to, so the error names that subcommand (argparse's own check names only ``offsetlake``).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+    def error(self, message: str) -> NoReturn:
+        """One line on stderr (argparse prints the whole usage before it), exit status 2."""
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandLineParser(
         prog="offsetlake",
         description=(
             "offsetlake keeps the history of Kafka consumer groups: it ingests __consumer_offsets "
@@ -65,7 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0), or a usage error already printed (EXIT_USAGE)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
         return int(args.run(args) or 0)
     except ConfigError as exc:

@@ -18,6 +18,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from cli import argument_types
 from cli.errors import CommandError, first_line, reported_as_command_errors
 from cli.ingest import add_source_arguments, bad_batch_cap
 from cli.serve_metrics import add_metrics_arguments, serve_run_metrics
@@ -50,9 +51,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--once", action="store_true",
                         help="drain what is there now, refresh gold and lag, and exit (for schedulers)")
-    parser.add_argument("--trigger-interval", default="2 seconds",
+    parser.add_argument("--trigger-interval", default="2 seconds", type=argument_types.trigger_interval,
                         help="the ingest's processing-time trigger when running continuously (default '2 seconds')")
-    parser.add_argument("--snapshot-every", type=float, default=60.0, metavar="SECONDS",
+    parser.add_argument("--snapshot-every", type=argument_types.seconds(allow_zero=True, meaning="(0: no snapshots)"),
+                        default=60.0, metavar="SECONDS",
                         help="seconds between end-offset snapshots when running continuously; 0 takes none "
                              "(default 60)")
     add_source_arguments(parser)

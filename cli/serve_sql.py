@@ -8,6 +8,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from cli import argument_types
 from cli.errors import CommandError, reported_as_command_errors
 from cli.ingest import stop_requested_by_signals
 from cli.settings_arg import settings_from
@@ -39,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("--host", help="address to listen on (default: sql_endpoint.host, 127.0.0.1)")
-    parser.add_argument("--port", type=int, help="TCP port to listen on (default: sql_endpoint.port, 10000)")
+    parser.add_argument("--port", type=argument_types.whole_number(1, 65535),
+                        help="TCP port to listen on (default: sql_endpoint.port, 10000)")
     parser.set_defaults(run=run)
 
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from cli import argument_types
 from cli.errors import CommandError, reported_as_command_errors
 from cli.settings_arg import settings_from
 
@@ -23,10 +24,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("scenario", metavar="SCENARIO", help="scenario YAML file")
     parser.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    parser.add_argument("--kafka-version", default="4.2",
+    parser.add_argument("--kafka-version", default="4.2", type=argument_types.kafka_version,
                         help="broker version whose record versions to write (default 4.2)")
     parser.add_argument("--produce-to", metavar="TOPIC", help="also produce the records to this topic")
-    parser.add_argument("--bootstrap-servers", help="overrides kafka.bootstrap_servers from settings")
+    parser.add_argument("--bootstrap-servers", type=argument_types.bootstrap_servers,
+                        help="overrides kafka.bootstrap_servers from settings")
     parser.set_defaults(run=run)
 
 
@@ -35,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not Path(args.scenario).is_file():
         raise CommandError(f"scenario file {args.scenario} does not exist")
+    # Before anything is written: bad settings leave no output behind.
+    settings = settings_from(args) if args.produce_to else None
     try:
         result = simulate(args.scenario, kafka_version=args.kafka_version)
     except ScenarioError as exc:
@@ -44,8 +48,7 @@ def run(args: argparse.Namespace) -> int:
     epochs = len(result.tables.get("consumer_group_generations", []))  # KIP-848 groups
     print(f"simulate: {len(result.records)} records, {generations} generations"
           f"{f', {epochs} KIP-848 group epochs' if epochs else ''} -> {out}", file=sys.stderr)
-    if args.produce_to:
-        settings = settings_from(args)
+    if settings is not None:
         config = settings.kafka.librdkafka_config()
         if args.bootstrap_servers:
             config["bootstrap.servers"] = args.bootstrap_servers

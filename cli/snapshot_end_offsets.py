@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 
+from cli import argument_types
 from cli.errors import CommandError, reported_as_command_errors
 from cli.settings_arg import settings_from
 
@@ -30,9 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="topics to snapshot (default: every topic not starting with '__')")
     parser.add_argument("--include-internal", action="store_true",
                         help="with no --topics, also snapshot internal topics (__consumer_offsets, ...)")
-    parser.add_argument("--every", type=float, metavar="SECONDS",
+    parser.add_argument("--every", type=argument_types.seconds(allow_zero=False), metavar="SECONDS",
                         help="take a snapshot every SECONDS (default: take one and exit)")
-    parser.add_argument("--count", type=int, metavar="N",
+    parser.add_argument("--count", type=argument_types.whole_number(1), metavar="N",
                         help="with --every, stop after N snapshots (default: until Ctrl-C)")
     timestamps = parser.add_mutually_exclusive_group()
     timestamps.add_argument("--message-timestamps", dest="message_timestamps", action="store_true", default=None,
@@ -46,10 +47,6 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.end_offsets import EndOffsetsError, snapshot_end_offsets
     from pipelines.spark_session import build_spark_session
 
-    if args.every is not None and args.every <= 0:
-        raise CommandError("--every must be a number of seconds > 0")
-    if args.count is not None and args.count < 1:
-        raise CommandError("--count must be >= 1")
     if args.count is not None and args.every is None:
         raise CommandError("--count needs --every")
     settings = settings_from(args)

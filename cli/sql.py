@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from cli import argument_types
 from cli.errors import CommandError, reported_as_command_errors
 from cli.settings_arg import settings_from
 
@@ -62,7 +63,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("query", nargs="?", help="one Spark SQL statement (quote it for the shell)")
     parser.add_argument("--format", choices=FORMATS, default="table",
                         help="table (aligned columns, default), csv (with a header) or json (one object per line)")
-    parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
+    parser.add_argument("--limit", type=argument_types.whole_number(0, meaning="(0: all rows)"), default=DEFAULT_LIMIT,
+                        metavar="N",
                         help=f"print at most N rows (default {DEFAULT_LIMIT}; 0 for all)")
     parser.add_argument("--list", action="store_true", help="list the tables and views with their descriptions")
     parser.add_argument("--engine", choices=ENGINES, default="auto",
@@ -177,8 +179,6 @@ def _run_embedded(args: argparse.Namespace, settings: Settings, timer: QueryTime
 def run(args: argparse.Namespace) -> int:
     if not args.list and not args.query:
         raise CommandError("sql: give a query (quoted), or --list")
-    if args.limit < 0:
-        raise CommandError(f"sql: --limit must be >= 0, got {args.limit}")
     settings = settings_from(args)
     timer = QueryTimer()
     if args.engine == "spark":

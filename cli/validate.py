@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from cli import argument_types
 from cli.errors import CommandError, first_line, reported_as_command_errors
 from cli.settings_arg import settings_from
 
@@ -28,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("scenarios", nargs="+", metavar="SCENARIO", help="scenario YAML file(s)")
     parser.add_argument("--topic-prefix", default="offsetlake-validate", metavar="P",
                         help="prefix of the topic the records are produced to (default offsetlake-validate)")
-    parser.add_argument("--kafka-version", default="4.2",
+    parser.add_argument("--kafka-version", default="4.2", type=argument_types.kafka_version,
                         help="broker version whose record versions to write (default 4.2)")
     parser.set_defaults(run=run)
 

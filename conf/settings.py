@@ -16,6 +16,7 @@ line naming the key, the bad value, where it came from and what is expected
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import os
 import re
@@ -26,30 +27,63 @@ from pathlib import Path
 from typing import Any
 
 ENV_PREFIX = "OFFSETLAKE_"
-#: Variables with the prefix that are not settings: the config file's path, and where set-up keeps the
-#: JVM jars (jvm/artifacts.py reads it before any settings exist, e.g. in ``make setup``).
-NOT_SETTINGS = frozenset({ENV_PREFIX + "CONFIG", ENV_PREFIX + "JVM_CACHE"})
+#: Variables with the prefix that are not settings, and who reads them. The DAGs' variables reach the CLI
+#: because each task's command inherits the worker's environment (dags/offsetlake_commands.py).
+NOT_SETTINGS = {
+    ENV_PREFIX + "CONFIG": "the settings file (this module, and the DAGs' param config)",
+    ENV_PREFIX + "JVM_CACHE": "where set-up keeps the JVM jars (jvm/artifacts.py, before any settings exist)",
+    ENV_PREFIX + "MAVEN_REPO": "the local Maven repository set-up resolves into (jvm/artifacts.py)",
+    ENV_PREFIX + "BIN": "the offsetlake executable the DAGs run (dags/offsetlake_commands.py)",
+    ENV_PREFIX + "SCENARIOS_DIR": "the reference_validation DAG's scenarios (dags/reference_validation.py)",
+    ENV_PREFIX + "VALIDATE_WAREHOUSE": "reference_validation's scratch warehouse (dags/reference_validation.py)",
+    ENV_PREFIX + "KAFKA_LIBS": "the Kafka jars of the tests' Java oracles (tests/coordinator/oracle.py)",
+}
 DEFAULT_CONFIG_FILE = "offsetlake.toml"
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 _CLUSTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+BOOTSTRAP_SERVERS = re.compile(r"^[^,\s]+:\d+(,[^,\s]+:\d+)*$")
 _SPARK_MEMORY = re.compile(r"^\d+[kmgt]?$", re.IGNORECASE)
+
+
+HIDDEN = "<hidden>"
+#: Settings that hold a credential.
+SECRET_SETTINGS = frozenset({"kafka.sasl_password"})
+#: Maps passed through to a client or connector unchanged: any of their values may be a credential
+#: (sasl.jaas.config, ssl.key.password, fs.s3a.secret.key, AWS_SECRET_ACCESS_KEY, ...).
+PASS_THROUGH_MAPS = ("kafka.librdkafka", "kafka.java_client", "spark.extra_conf", "storage.hadoop", "storage.delta_rs")
+_SECRET_WORDS = ("pass", "pwd", "secret", "token", "key", "credential", "jaas")
+
+
+def hides_value(key: str, value: object = None) -> bool:
+    """Whether an error about ``key`` must show ``<hidden>`` instead of its value: a credential, anything in
+    ``[storage]`` or a pass-through map, a table of values, and any key whose name says or suggests a secret
+    (a misspelled ``sasl_pasword`` holds the password all the same)."""
+    if isinstance(value, dict) or key in SECRET_SETTINGS or key.startswith("storage."):
+        return True
+    if any(key == name or key.startswith(name + ".") for name in PASS_THROUGH_MAPS):
+        return True
+    leaf = key.rsplit(".", 1)[-1].lower()
+    secret_names = [name.rsplit(".", 1)[-1] for name in SECRET_SETTINGS]
+    return any(word in leaf for word in _SECRET_WORDS) or bool(difflib.get_close_matches(leaf, secret_names, n=1))
 
 
 class ConfigError(ValueError):
     """A setting has a value offsetlake cannot use.
 
-    ``str()`` is a single line meant to be shown to the user as is.
+    ``str()`` is a single line meant to be shown to the user as is. A value that is or may be a secret
+    (``hides_value``) is neither in the message nor kept on the exception.
     """
 
     def __init__(self, key: str, value: object, expected: str, source: str = "") -> None:
+        hidden = hides_value(key, value)
         self.key = key
-        self.value = value
+        self.value = HIDDEN if hidden else value
         self.expected = expected
         self.source = source
         where = f" (from {source})" if source else ""
-        shown = "<hidden>" if key.startswith("storage.") else repr(value)  # may hold credentials
+        shown = HIDDEN if hidden else repr(value)
         super().__init__(f"setting {key} = {shown}{where} is invalid: expected {expected}")
 
 
@@ -84,8 +118,9 @@ class SparkSettings:
     # "-XX:TieredStopAtLevel=1" for one-shot commands: measured 2026-11-25, `offsetlake check` on a small
     # warehouse took 46-51 s instead of 77-81 s (C2 compiles code a short run never gets back).
     driver_java_options: str = ""
-    # Any other Spark conf, passed through unchanged (e.g. spark.kubernetes.*).
-    extra_conf: dict[str, str] = field(default_factory=dict)
+    # Any other Spark conf, passed through unchanged (e.g. spark.kubernetes.*); may hold credentials, so
+    # never printed.
+    extra_conf: dict[str, str] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)
@@ -97,16 +132,18 @@ class KafkaSettings:
     the Java client inside Spark's Kafka source. Anything else goes through the
     two pass-through maps unchanged, because the two families name options
     differently (``ssl.ca.location`` vs ``ssl.truststore.location``).
+
+    The password and the pass-through maps (which may hold credentials) are left out of ``repr()``.
     """
 
     bootstrap_servers: str = "127.0.0.1:9092"
     security_protocol: str = "PLAINTEXT"
     sasl_mechanism: str | None = None
     sasl_username: str | None = None
-    sasl_password: str | None = None
+    sasl_password: str | None = field(default=None, repr=False)
     ssl_ca_location: str | None = None
-    librdkafka: dict[str, str] = field(default_factory=dict)
-    java_client: dict[str, str] = field(default_factory=dict)
+    librdkafka: dict[str, str] = field(default_factory=dict, repr=False)
+    java_client: dict[str, str] = field(default_factory=dict, repr=False)
     # Where a *new* ingest (no checkpoint yet) starts reading: "earliest" (all of the topic's
     # retained history), "latest" (only what is written from now on), or a JSON object of
     # partition -> offset, e.g. '{"0": 1200, "1": 950}' (partitions not named start at their
@@ -372,6 +409,10 @@ def _read_toml(path: Path) -> list[tuple[str, str, Any]]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError("config file", str(path), "an existing TOML file") from None
+    except OSError as exc:  # a directory, no permission
+        raise ConfigError("config file", str(path), f"a readable TOML file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ConfigError("config file", str(path), "a TOML file in UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError("config file", str(path), f"valid TOML ({exc})") from None
     out: list[tuple[str, str, Any]] = []
@@ -389,13 +430,52 @@ _SECTIONS: dict[str, type] = {"spark": SparkSettings, "kafka": KafkaSettings, "l
                              "sql_endpoint": SqlEndpointSettings, "storage": StorageSettings}
 
 
+def _top_level_keys() -> list[str]:
+    return [f.name for f in dataclasses.fields(Settings) if f.name not in _SECTIONS]
+
+
+def _did_you_mean(name: str, candidates: list[str]) -> str:
+    close = difflib.get_close_matches(name.lower(), candidates, n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _env_name(section: str, key: str) -> str:
+    return f"{ENV_PREFIX}{section.upper()}__{key.upper()}"
+
+
+def _unknown_section(name: str) -> str:
+    """What is expected instead of section ``name`` (a TOML table, or the section part of an environment variable)."""
+    return (f"a known section: {name} is none of {', '.join(_SECTIONS)}{_did_you_mean(name, list(_SECTIONS))}; "
+            f"top-level settings are {', '.join(_top_level_keys())}")
+
+
+def _unknown_top_level(key: str, value: Any, source: str) -> ConfigError:
+    """A top-level name that is no setting: a misspelled section (a TOML table), a misspelled top-level key, or
+    a section's key without its section."""
+    if isinstance(value, dict):
+        return ConfigError(key, value, _unknown_section(key), source)
+    if key in _SECTIONS:  # e.g. spark = "..." in the file, or the section's name alone as a variable
+        return ConfigError(key, value, f"a table [{key}] of settings (in the environment "
+                                       f"{ENV_PREFIX}{key.upper()}__<KEY>)", source)
+    from_env = source.startswith("env ")
+    home = next((name for name, cls in _SECTIONS.items() if key in {f.name for f in dataclasses.fields(cls)}), None)
+    prefix = next((name for name in _SECTIONS if key.startswith(name + "_")), None)
+    if home:  # e.g. sasl_password at the top level
+        hint = f" (did you mean {_env_name(home, key)}?)" if from_env else f" ({key} belongs in [{home}])"
+    elif prefix and from_env:  # spark_master: one underscore between the section and the key
+        hint = f" (did you mean {_env_name(prefix, key[len(prefix) + 1:])}, with two underscores?)"
+    else:
+        hint = _did_you_mean(key, [*_top_level_keys(), *_SECTIONS])
+    return ConfigError(key, value, f"a top-level setting ({', '.join(_top_level_keys())}) or a section "
+                                   f"({', '.join(_SECTIONS)}){hint}", source)
+
+
 def _build(raw: dict[str, dict[str, tuple[Any, str]]]) -> Settings:
     for section in raw:
         if section and section not in _SECTIONS:
             first_key = next(iter(raw[section]))
-            _, source = raw[section][first_key]
-            raise ConfigError(f"{section}.{first_key}", raw[section][first_key][0],
-                              f"a known section ({', '.join(_SECTIONS)})", source)
+            value, source = raw[section][first_key]
+            raise ConfigError(f"{section}.{first_key}", value, _unknown_section(section), source)
     sections = {name: _build_section(cls, name, raw.get(name, {})) for name, cls in _SECTIONS.items()}
     top = _coerce_fields(Settings, "", raw.get("", {}), skip=set(_SECTIONS))
     settings = Settings(**top, **sections)
@@ -424,9 +504,11 @@ def _coerce_fields(cls: type, section: str, values: dict[str, tuple[Any, str]], 
     for key, (value, source) in values.items():
         qualified = f"{section}.{key}" if section else key
         if key not in fields:
+            if not section:
+                raise _unknown_top_level(key, value, source)
             removed = REMOVED_SETTINGS.get(qualified)
             raise ConfigError(qualified, value, f"no such setting ({removed}); delete it" if removed
-                              else f"one of {', '.join(sorted(fields))}", source)
+                              else f"one of {', '.join(sorted(fields))}{_did_you_mean(key, list(fields))}", source)
         out[key] = _coerce(qualified, value, fields[key].type, source)
     return out
 
@@ -523,7 +605,7 @@ def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) ->
         raise ConfigError("spark.log_level", spark.log_level, "a log4j level such as WARN",
                           source("spark", "log_level"))
     kafka = settings.kafka
-    if not re.match(r"^[^,\s]+:\d+(,[^,\s]+:\d+)*$", kafka.bootstrap_servers):
+    if not BOOTSTRAP_SERVERS.fullmatch(kafka.bootstrap_servers):
         raise ConfigError("kafka.bootstrap_servers", kafka.bootstrap_servers,
                           "host:port[,host:port...]", source("kafka", "bootstrap_servers"))
     if kafka.security_protocol not in SECURITY_PROTOCOLS:
@@ -532,10 +614,7 @@ def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) ->
     if kafka.sasl_mechanism is not None and kafka.sasl_mechanism not in SASL_MECHANISMS:
         raise ConfigError("kafka.sasl_mechanism", kafka.sasl_mechanism,
                           f"one of {', '.join(SASL_MECHANISMS)}", source("kafka", "sasl_mechanism"))
-    if kafka.security_protocol.startswith("SASL_") and not kafka.sasl_mechanism:
-        raise ConfigError("kafka.sasl_mechanism", None,
-                          f"a SASL mechanism because security_protocol is {kafka.security_protocol}",
-                          source("kafka", "sasl_mechanism"))
+    _validate_kafka_security(kafka, lambda key: source("kafka", key))
     if not _valid_starting_offsets(kafka.starting_offsets):
         raise ConfigError("kafka.starting_offsets", kafka.starting_offsets,
                           'earliest, latest, or a JSON object of partition -> offset such as {"0": 42}',
@@ -567,6 +646,51 @@ def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) ->
                           source("maintenance", "vacuum_retention_hours"))
     _validate_quality(settings.quality, lambda key: source("quality", key))
     check_sql_endpoint(settings.sql_endpoint, lambda key: source("sql_endpoint", key))
+
+
+#: Pass-through options naming a file the client reads (librdkafka's CONFIGURATION.md; the Java client's
+#: SslConfigs). librdkafka's ssl.ca.location may also be a directory, or "probe" (the system's stores).
+_LIBRDKAFKA_FILES = ("ssl.ca.location", "ssl.certificate.location", "ssl.key.location", "ssl.keystore.location",
+                     "ssl.crl.location", "sasl.kerberos.keytab")
+_JAVA_CLIENT_FILES = ("ssl.truststore.location", "ssl.keystore.location")
+
+
+def _validate_kafka_security(kafka: KafkaSettings, source: Callable[[str], str]) -> None:
+    """SASL and SSL settings that cannot work together, found when the settings load rather than by the first
+    client that connects (librdkafka's or the JVM's, after Spark has started)."""
+    protocol = kafka.security_protocol
+    sasl, ssl = protocol.startswith("SASL_"), protocol in ("SSL", "SASL_SSL")
+    credentials = [key for key in ("sasl_mechanism", "sasl_username", "sasl_password") if getattr(kafka, key)]
+    if credentials and not sasl:
+        raise ConfigError("kafka.security_protocol", protocol,
+                          f"SASL_PLAINTEXT or SASL_SSL because kafka.{credentials[0]} is set ({protocol} sends no "
+                          "SASL credentials)", source("security_protocol"))
+    if sasl and not kafka.sasl_mechanism:
+        raise ConfigError("kafka.sasl_mechanism", None, f"a SASL mechanism because security_protocol is {protocol}",
+                          source("sasl_mechanism"))
+    # The credentials may instead come through both pass-through maps (sasl.username and sasl.password for
+    # librdkafka, sasl.jaas.config for the Java client), which reach the clients as they are.
+    passed_through = ({"sasl.username", "sasl.password"} <= kafka.librdkafka.keys()
+                      and "sasl.jaas.config" in kafka.java_client)
+    if sasl and not passed_through:
+        for key, what in (("sasl_username", "a user name"), ("sasl_password", "a password")):
+            if not getattr(kafka, key):
+                raise ConfigError(f"kafka.{key}", getattr(kafka, key),
+                                  f"{what} because sasl_mechanism is {kafka.sasl_mechanism}", source(key))
+    if kafka.ssl_ca_location:
+        if not ssl:
+            raise ConfigError("kafka.security_protocol", protocol,
+                              f"SSL or SASL_SSL because kafka.ssl_ca_location is set ({protocol} does not use TLS)",
+                              source("security_protocol"))
+        if not os.path.isfile(kafka.ssl_ca_location):
+            raise ConfigError("kafka.ssl_ca_location", kafka.ssl_ca_location,
+                              "an existing PEM file of CA certificates", source("ssl_ca_location"))
+    for key, options, files in (("librdkafka", kafka.librdkafka, _LIBRDKAFKA_FILES),
+                                ("java_client", kafka.java_client, _JAVA_CLIENT_FILES)):
+        for name in files:
+            path = options.get(name)
+            if path and not (name == "ssl.ca.location" and path == "probe") and not os.path.exists(path):
+                raise ConfigError(f"kafka.{key}.{name}", path, "an existing file", source(key))
 
 
 def _valid_starting_offsets(text: str) -> bool:

@@ -91,4 +91,6 @@ def test_coordinator_partition_uses_java_string_hash_code() -> None:
     assert offsetlake("coordinator-partition", "a").stdout.strip() == "47"
     assert offsetlake("coordinator-partition", "", "--partitions", "3").stdout.strip() == "0"
     bad = offsetlake("coordinator-partition", "a", "--partitions", "0")
-    assert bad.returncode == 2 and "must be >= 1" in bad.stderr
+    assert bad.returncode == 2 and bad.stderr == (
+        "offsetlake coordinator-partition: error: argument --partitions: '0' is not a whole number >= 1; "
+        "see 'offsetlake coordinator-partition --help'\n")

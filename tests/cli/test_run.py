@@ -8,9 +8,13 @@ from cli.main import main
 
 def test_a_negative_snapshot_interval_is_refused_before_spark_starts(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["run", "--snapshot-every", "-1"]) == 2
-    assert capsys.readouterr().err.strip() == "offsetlake: --snapshot-every must be >= 0 seconds (0: no snapshots)"
+    assert capsys.readouterr().err.strip() == (
+        "offsetlake run: error: argument --snapshot-every: '-1' is not a number of seconds >= 0 (0: no snapshots); "
+        "see 'offsetlake run --help'")
 
 
 def test_a_cap_below_one_record_per_batch_is_refused_before_spark_starts(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["run", "--once", "--max-offsets-per-trigger", "0"]) == 2
-    assert capsys.readouterr().err.strip() == "offsetlake: --max-offsets-per-trigger must be >= 1"
+    assert capsys.readouterr().err.strip() == (
+        "offsetlake run: error: argument --max-offsets-per-trigger: '0' is not a whole number >= 1; "
+        "see 'offsetlake run --help'")

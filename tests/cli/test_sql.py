@@ -101,7 +101,9 @@ def test_an_unknown_table_is_one_line_naming_it(offsetlake_sql) -> None:  # type
 
 def test_sql_without_a_query_asks_for_one(offsetlake_sql) -> None:  # type: ignore[no-untyped-def]
     assert offsetlake_sql()[0] == 1
-    assert offsetlake_sql("--limit", "-1", "SELECT 1")[2].strip() == "offsetlake: sql: --limit must be >= 0, got -1"
+    assert offsetlake_sql("--limit", "-1", "SELECT 1") == (2, "", (
+        "offsetlake sql: error: argument --limit: '-1' is not a whole number >= 0 (0: all rows); "
+        "see 'offsetlake sql --help'\n"))
 
 
 def test_a_syntax_error_is_one_line_pointing_at_it(offsetlake_sql) -> None:  # type: ignore[no-untyped-def]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -124,21 +125,23 @@ def test_invalid_toml_and_missing_file_are_config_errors(tmp_path: Path) -> None
         load_settings(tmp_path / "missing.toml", environ={})
 
 
-def test_sasl_settings_become_a_jaas_config_for_the_java_client_and_plain_keys_for_librdkafka() -> None:
+def test_sasl_settings_become_a_jaas_config_for_the_java_client_and_plain_keys_for_librdkafka(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("-----BEGIN CERTIFICATE-----\n", encoding="utf-8")
     settings = load_settings(config_file=None, environ={
         "OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "SASL_SSL",
         "OFFSETLAKE_KAFKA__SASL_MECHANISM": "SCRAM-SHA-512",
         "OFFSETLAKE_KAFKA__SASL_USERNAME": "alice",
         "OFFSETLAKE_KAFKA__SASL_PASSWORD": 'p"w',
-        "OFFSETLAKE_KAFKA__SSL_CA_LOCATION": "/etc/ca.pem",
+        "OFFSETLAKE_KAFKA__SSL_CA_LOCATION": str(ca),
     })
     java = settings.kafka.java_client_config()
     assert java["sasl.jaas.config"] == (
         'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="p\\"w";'
     )
-    assert java["ssl.truststore.type"] == "PEM" and java["ssl.truststore.location"] == "/etc/ca.pem"
+    assert java["ssl.truststore.type"] == "PEM" and java["ssl.truststore.location"] == str(ca)
     rdkafka = settings.kafka.librdkafka_config()
-    assert rdkafka["sasl.username"] == "alice" and rdkafka["ssl.ca.location"] == "/etc/ca.pem"
+    assert rdkafka["sasl.username"] == "alice" and rdkafka["ssl.ca.location"] == str(ca)
 
 
 def test_pass_through_maps_reach_each_client_family_unchanged() -> None:
@@ -238,3 +241,207 @@ def test_storage_options_reach_spark_as_hadoop_settings_and_are_never_printed() 
     with pytest.raises(ConfigError) as caught:
         load_settings(config_file=None, environ={"OFFSETLAKE_STORAGE__HADOOP": "fs.s3a.secret.key s3cr3t"})
     assert "s3cr3t" not in str(caught.value) and "storage.hadoop" in str(caught.value)
+
+
+SECRET = "hunter2-do-not-print"
+SECTIONS = ("spark", "kafka", "lag", "gold", "maintenance", "quality", "sql_endpoint", "storage")
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ('[sparkk]\nmaster = "local[2]"\n', "sparkk"),
+    ('[Spark]\nmaster = "local[2]"\n', "Spark"),
+    ("[sparkk]\n", "sparkk"),  # an empty table is no less a typo
+])
+def test_a_misspelled_section_is_reported_with_the_section_names(tmp_path: Path, text: str, key: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(write(tmp_path, text), environ={})
+    message = str(caught.value)
+    assert caught.value.key == key
+    assert all(section in message for section in SECTIONS), message
+    assert "(did you mean spark?)" in message and "top-level settings are cluster_name, warehouse" in message
+    assert "\n" not in message
+
+
+def test_a_misspelled_section_of_an_environment_variable_is_reported_with_the_section_names() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(config_file=None, environ={"OFFSETLAKE_SPARKK__MASTER": "local[2]"})
+    message = str(caught.value)
+    assert caught.value.key == "sparkk.master" and "(from env OFFSETLAKE_SPARKK__MASTER)" in message
+    assert all(section in message for section in SECTIONS) and "(did you mean spark?)" in message
+
+
+@pytest.mark.parametrize(("environ", "key", "hint"), [
+    ({"OFFSETLAKE_SPARK_MASTER": "yarn"}, "spark_master",
+     "did you mean OFFSETLAKE_SPARK__MASTER, with two underscores?"),
+    ({"OFFSETLAKE_SQL_ENDPOINT_PORT": "1"}, "sql_endpoint_port", "did you mean OFFSETLAKE_SQL_ENDPOINT__PORT"),
+    ({"OFFSETLAKE_MASTER": "yarn"}, "master", "did you mean OFFSETLAKE_SPARK__MASTER?"),
+    ({"OFFSETLAKE_CLUSTERNAME": "x"}, "clustername", "did you mean cluster_name?"),
+    ({"OFFSETLAKE_SPARK": "yarn"}, "spark", "expected a table [spark] of settings (in the environment "
+                                            "OFFSETLAKE_SPARK__<KEY>)"),
+])
+def test_an_unknown_top_level_name_lists_the_top_level_settings_and_points_to_the_likely_one(
+        environ: dict[str, str], key: str, hint: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(config_file=None, environ=environ)
+    assert caught.value.key == key
+    assert hint in str(caught.value)
+
+
+def test_a_sections_key_written_at_the_top_of_the_file_says_which_section_it_belongs_in(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"setting bootstrap_servers = 'b:9092' .*\(bootstrap_servers belongs in "
+                                          r"\[kafka\]\)"):
+        load_settings(write(tmp_path, 'bootstrap_servers = "b:9092"\n'), environ={})
+
+
+@pytest.mark.parametrize(("text", "environ", "key"), [
+    (f'[kafka]\nsasl_pasword = "{SECRET}"\n', {}, "kafka.sasl_pasword"),
+    (f'[kafka]\nsasl_passwd = "{SECRET}"\n', {}, "kafka.sasl_passwd"),
+    (f'sasl_password = "{SECRET}"\n', {}, "sasl_password"),
+    ("[kafka]\nsasl_password = 123456789\n", {}, "kafka.sasl_password"),
+    (f'[kafka]\noauth_token = "{SECRET}"\n', {}, "kafka.oauth_token"),
+    (f'[kafka]\napi_credentials = "{SECRET}"\n', {}, "kafka.api_credentials"),
+    (f'[kafka]\nlibrdkafka = "sasl.password={SECRET}"\n', {}, "kafka.librdkafka"),
+    (f'[kafka]\njava_client = ["{SECRET}"]\n', {}, "kafka.java_client"),
+    (f'[kafka.librdkafka]\n"ssl.key.location" = "/no/such/{SECRET}.pem"\n', {}, "kafka.librdkafka.ssl.key.location"),
+    (f'[kafka.java_client]\n"ssl.truststore.location" = "/no/such/{SECRET}.jks"\n', {},
+     "kafka.java_client.ssl.truststore.location"),
+    (f'[spark]\nextra_conf = "spark.hadoop.fs.s3a.secret.key={SECRET}"\n', {}, "spark.extra_conf"),
+    (f'[storage]\ndelta_rs = "AWS_SECRET_ACCESS_KEY={SECRET}"\n', {}, "storage.delta_rs"),
+    (f'[storage]\nhadop = {{ "fs.s3a.secret.key" = "{SECRET}" }}\n', {}, "storage.hadop"),
+    (f'[kafak]\nsasl_password = "{SECRET}"\n', {}, "kafak"),
+    ("", {"OFFSETLAKE_KAFKA__SASL_PASWORD": SECRET}, "kafka.sasl_pasword"),
+    ("", {"OFFSETLAKE_SASL_PASSWORD": SECRET}, "sasl_password"),
+    ("", {"OFFSETLAKE_KAFAK__SASL_PASSWORD": SECRET}, "kafak.sasl_password"),
+    ("", {"OFFSETLAKE_KAFKA__LIBRDKAFKA": f"sasl.password {SECRET}"}, "kafka.librdkafka"),
+    ("", {"OFFSETLAKE_KAFKA__JAVA_CLIENT": f"=sasl.jaas.config={SECRET}"}, "kafka.java_client"),
+    ("", {"OFFSETLAKE_SPARK__EXTRA_CONF": f"spark.hadoop.fs.s3a.secret.key:{SECRET}"}, "spark.extra_conf"),
+    ("", {"OFFSETLAKE_STORAGE__DELTA_RS": f"AWS_SECRET_ACCESS_KEY {SECRET}"}, "storage.delta_rs"),
+])
+def test_a_value_that_is_or_may_be_a_secret_is_hidden_in_the_error(tmp_path: Path, text: str,
+                                                                   environ: dict[str, str], key: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(write(tmp_path, text) if text else None, environ=environ)
+    message = str(caught.value)
+    assert caught.value.key == key
+    assert f"setting {key} = <hidden> (from " in message
+    assert SECRET not in message and "123456789" not in message
+    assert SECRET not in repr(vars(caught.value))  # nor kept on the exception for someone to print
+
+
+def test_a_misspelled_password_is_hidden_and_its_right_name_suggested(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"= <hidden> .*\(did you mean sasl_password\?\)$"):
+        load_settings(write(tmp_path, f'[kafka]\nsasl_pasword = "{SECRET}"\n'), environ={})
+    with pytest.raises(ConfigError, match=r"\(did you mean OFFSETLAKE_KAFKA__SASL_PASSWORD\?\)$"):
+        load_settings(config_file=None, environ={"OFFSETLAKE_SASL_PASSWORD": SECRET})
+
+
+def test_a_value_that_holds_no_secret_is_still_shown(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"setting kafka.sasl_username = 42 "):
+        load_settings(write(tmp_path, "[kafka]\nsasl_username = 42\n"), environ={})
+    with pytest.raises(ConfigError, match=r"setting kafka.bootstrap_server = 'b:9092' .*\(did you mean "
+                                          r"bootstrap_servers\?\)"):
+        load_settings(write(tmp_path, '[kafka]\nbootstrap_server = "b:9092"\n'), environ={})
+
+
+def test_a_printed_settings_object_shows_no_password_and_no_pass_through_value() -> None:
+    settings = load_settings(config_file=None, environ={
+        "OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "SASL_PLAINTEXT",
+        "OFFSETLAKE_KAFKA__SASL_MECHANISM": "PLAIN",
+        "OFFSETLAKE_KAFKA__SASL_USERNAME": "alice",
+        "OFFSETLAKE_KAFKA__SASL_PASSWORD": SECRET,
+        "OFFSETLAKE_KAFKA__LIBRDKAFKA": f"ssl.key.password={SECRET}-rd",
+        "OFFSETLAKE_KAFKA__JAVA_CLIENT": f"ssl.key.password={SECRET}-java",
+        "OFFSETLAKE_SPARK__EXTRA_CONF": f"spark.hadoop.fs.s3a.secret.key={SECRET}-spark",
+    })
+    assert settings.kafka.sasl_password == SECRET  # kept for the clients
+    for text in (repr(settings), str(settings), repr(settings.kafka), repr(settings.spark)):
+        assert SECRET not in text
+    assert "sasl_username='alice'" in repr(settings.kafka)
+
+
+@pytest.mark.parametrize(("environ", "key", "expected"), [
+    ({"OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "SASL_SSL", "OFFSETLAKE_KAFKA__SASL_MECHANISM": "SCRAM-SHA-512"},
+     "kafka.sasl_username", "a user name because sasl_mechanism is SCRAM-SHA-512"),
+    ({"OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "SASL_PLAINTEXT", "OFFSETLAKE_KAFKA__SASL_MECHANISM": "PLAIN",
+      "OFFSETLAKE_KAFKA__SASL_USERNAME": "alice"},
+     "kafka.sasl_password", "a password because sasl_mechanism is PLAIN"),
+    ({"OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "SASL_PLAINTEXT", "OFFSETLAKE_KAFKA__SASL_MECHANISM": "PLAIN",
+      "OFFSETLAKE_KAFKA__SASL_USERNAME": "alice", "OFFSETLAKE_KAFKA__SASL_PASSWORD": ""},
+     "kafka.sasl_password", "a password because sasl_mechanism is PLAIN"),
+    ({"OFFSETLAKE_KAFKA__SASL_MECHANISM": "PLAIN"},
+     "kafka.security_protocol", "SASL_PLAINTEXT or SASL_SSL because kafka.sasl_mechanism is set"),
+    ({"OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "SSL", "OFFSETLAKE_KAFKA__SASL_USERNAME": "alice"},
+     "kafka.security_protocol", "SASL_PLAINTEXT or SASL_SSL because kafka.sasl_username is set"),
+    ({"OFFSETLAKE_KAFKA__SASL_PASSWORD": SECRET},
+     "kafka.security_protocol", "SASL_PLAINTEXT or SASL_SSL because kafka.sasl_password is set"),
+    ({"OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "SSL", "OFFSETLAKE_KAFKA__SSL_CA_LOCATION": "/no/such/ca.pem"},
+     "kafka.ssl_ca_location", "an existing PEM file of CA certificates"),
+    ({"OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "SSL", "OFFSETLAKE_KAFKA__SSL_CA_LOCATION": str(EXAMPLE.parent)},
+     "kafka.ssl_ca_location", "an existing PEM file of CA certificates"),  # a directory
+    ({"OFFSETLAKE_KAFKA__SSL_CA_LOCATION": str(EXAMPLE)},
+     "kafka.security_protocol", "SSL or SASL_SSL because kafka.ssl_ca_location is set"),
+    ({"OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "SSL", "OFFSETLAKE_KAFKA__LIBRDKAFKA": "ssl.certificate.location=/no/c"},
+     "kafka.librdkafka.ssl.certificate.location", "an existing file"),
+    ({"OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "SSL", "OFFSETLAKE_KAFKA__JAVA_CLIENT": "ssl.keystore.location=/no/k"},
+     "kafka.java_client.ssl.keystore.location", "an existing file"),
+])
+def test_sasl_and_ssl_settings_that_cannot_connect_are_refused_when_the_settings_load(
+        environ: dict[str, str], key: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(config_file=None, environ=environ)
+    assert caught.value.key == key
+    assert f"expected {expected}" in str(caught.value)
+    assert SECRET not in str(caught.value)
+
+
+def test_sasl_credentials_may_come_through_both_pass_through_maps_and_probe_is_a_ca_location() -> None:
+    jaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="a" password="b";'
+    settings = load_settings(config_file=None, environ={
+        "OFFSETLAKE_KAFKA__SECURITY_PROTOCOL": "SASL_SSL",
+        "OFFSETLAKE_KAFKA__SASL_MECHANISM": "SCRAM-SHA-256",
+        "OFFSETLAKE_KAFKA__LIBRDKAFKA": "sasl.username=a,sasl.password=b,ssl.ca.location=probe",
+        "OFFSETLAKE_KAFKA__JAVA_CLIENT": f"sasl.jaas.config={jaas}",
+    })
+    assert settings.kafka.java_client_config()["sasl.jaas.config"] == jaas
+    assert settings.kafka.librdkafka_config()["ssl.ca.location"] == "probe"
+
+
+def documented_variables() -> set[str]:
+    """Every OFFSETLAKE_* name the README, the Makefile and the code (DAGs, set-up, test helpers) mention; test
+    modules are left out, since they also name bad variables on purpose."""
+    root = EXAMPLE.parents[1]
+    files = [root / "README.md", root / "Makefile", *(
+        path for folder in ("cli", "conf", "dags", "jvm", "pipelines", "broker", "dashboard", "quality", "tests")
+        for path in (root / folder).rglob("*") if path.suffix in (".py", ".md", ".toml")
+        and not path.name.startswith("test_"))]
+    return {name for path in files for name in re.findall(r"\bOFFSETLAKE_[A-Z0-9_]*[A-Z0-9]\b", path.read_text())}
+
+
+def names_a_setting(variable: str) -> bool:
+    """Whether ``variable`` is OFFSETLAKE_<KEY> of a top-level setting or OFFSETLAKE_<SECTION>__<KEY> (README)."""
+    import dataclasses
+
+    rest = variable.removeprefix("OFFSETLAKE_").lower()
+    section, _, key = rest.partition("__") if "__" in rest else ("", "", rest)
+    holder = getattr(Settings(), section, None) if section else Settings()
+    return (dataclasses.is_dataclass(holder) and key in {f.name for f in dataclasses.fields(holder)}
+            and not dataclasses.is_dataclass(getattr(holder, key)))  # OFFSETLAKE_SPARK is no setting
+
+
+def test_every_offsetlake_variable_the_docs_tell_users_to_set_is_accepted_by_the_settings(tmp_path: Path) -> None:
+    others = sorted(name for name in documented_variables() if not names_a_setting(name))
+    # The DAGs' own, at least (README "Deploying"): the scan must find them.
+    assert {"OFFSETLAKE_BIN", "OFFSETLAKE_CONFIG", "OFFSETLAKE_SCENARIOS_DIR", "OFFSETLAKE_VALIDATE_WAREHOUSE"} <= set(
+        others)
+    config = write(tmp_path, 'cluster_name = "x"\n')
+    for name in others:  # each set to a path, as users set them (OFFSETLAKE_CONFIG to this file)
+        assert load_settings(environ={"OFFSETLAKE_CONFIG": str(config), name: str(config)}).cluster_name == "x", name
+
+
+def test_a_config_file_that_cannot_be_read_as_text_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"setting config file = '.*' is invalid: expected a readable TOML file"):
+        load_settings(tmp_path, environ={})  # a directory
+    binary = tmp_path / "offsetlake.toml"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ConfigError, match="expected a TOML file in UTF-8"):
+        load_settings(binary, environ={})

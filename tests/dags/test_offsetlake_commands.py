@@ -1,12 +1,14 @@
 """How a DAG task runs offsetlake: the command line, the one-line error, retryable vs final failures, the report.
 
 A stand-in executable (a small script) plays the CLI here, so these run in milliseconds; the real
-CLI is exercised by the dag.test() runs in test_offsets_ingest.py and test_data_quality.py.
+CLI is exercised by the dag.test() runs in test_offsets_ingest.py and test_data_quality.py, and here by
+one task whose command stops before Spark (the environment the README tells DAG users to set).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -135,3 +137,37 @@ def test_stopping_the_task_stops_the_command(tmp_path, monkeypatch) -> None:  # 
     with pytest.raises(KeyboardInterrupt):
         offsetlake_commands.run_command({"offsetlake_bin": str(script), "config": ""}, "ingest")
     assert started[0].returncode == -signal.SIGTERM
+
+
+def test_a_task_runs_the_real_cli_with_the_variables_the_readme_tells_dag_users_to_set(
+        dag_bag, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """README "Deploying" has the worker's environment set OFFSETLAKE_BIN, OFFSETLAKE_CONFIG,
+    OFFSETLAKE_SCENARIOS_DIR and OFFSETLAKE_VALIDATE_WAREHOUSE; every task's command inherits them. data_quality's
+    task on a warehouse with no table yet: its command reads its settings, then stops before Spark."""
+    from offsetlake_commands import common_params
+
+    from tests.dags.dag_run import OFFSETLAKE, ROOT
+
+    warehouse = tmp_path / "warehouse"
+    config = tmp_path / "offsetlake.toml"
+    config.write_text(f'cluster_name = "test"\nwarehouse = "{warehouse}"\n', encoding="utf-8")
+    for name in [n for n in os.environ if n.startswith("OFFSETLAKE_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the CLI of this checkout
+    monkeypatch.setenv("OFFSETLAKE_BIN", str(OFFSETLAKE))
+    monkeypatch.setenv("OFFSETLAKE_CONFIG", str(config))
+    monkeypatch.setenv("OFFSETLAKE_SCENARIOS_DIR", str(ROOT / "conf" / "scenarios"))
+    monkeypatch.setenv("OFFSETLAKE_VALIDATE_WAREHOUSE", str(tmp_path / "scratch"))
+    # The params' defaults as a worker parsing the DAG files now reads them, and the run's params as the task
+    # gets them from its Airflow context.
+    params = {name: param.value for name, param in common_params().items()} | {"tables": []}
+    assert params["offsetlake_bin"] == str(OFFSETLAKE) and params["config"] == str(config)
+    check = dag_bag.dags["data_quality"].get_task("check").python_callable
+    monkeypatch.setitem(check.__globals__, "current_params", lambda: params)
+
+    with pytest.raises(OffsetlakeCommandFailed) as failed:  # retryable: no table yet, not bad settings
+        check()
+    assert str(failed.value).startswith(f"offsetlake check exited 1: offsetlake: warehouse {warehouse} does not "
+                                        "exist or holds no offsetlake table")
+    assert "config error" not in str(failed.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["offsetlake.toml"]

@@ -434,8 +434,10 @@ def test_serving_on_a_port_out_of_range_or_with_group_is_one_line(tmp_path, monk
     from cli.main import main
 
     monkeypatch.setenv("OFFSETLAKE_WAREHOUSE", str(tmp_path / "warehouse"))
-    assert main(["dashboard", "--serve", "--port", "70000"]) == 1
-    assert capsys.readouterr().err.strip() == "offsetlake: dashboard: --port must be between 0 and 65535, got 70000"
+    assert main(["dashboard", "--serve", "--port", "70000"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "offsetlake dashboard: error: argument --port: '70000' is not a whole number from 0 to 65535; "
+        "see 'offsetlake dashboard --help'")
     assert main(["dashboard", "--serve", "--group", "billing"]) == 1
     assert capsys.readouterr().err.strip() == (
         "offsetlake: dashboard: --group is for --out; served, every group has its page at /group/<id>")
