@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from cli.errors import CommandError, first_line
 from cli.settings_arg import settings_from
+from cli.writer_lease import writer_lease_held
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -46,11 +47,12 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.spark_session import build_spark_session
 
     settings = settings_from(args)
-    spark = build_spark_session(settings)
-    try:
-        refresh_and_print(spark, settings)
-    finally:
-        spark.stop()
+    with writer_lease_held(settings, "gold"):
+        spark = build_spark_session(settings)
+        try:
+            refresh_and_print(spark, settings)
+        finally:
+            spark.stop()
     return 0
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from cli import argument_types
 from cli.errors import reported_as_command_errors
 from cli.settings_arg import settings_from
+from cli.writer_lease import writer_lease_held
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     options = IngestOptions(topic=args.topic, once=args.once, trigger_interval=args.trigger_interval,
                             max_offsets_per_trigger=args.max_offsets_per_trigger)
     with stop_requested_by_signals("ingest: stopping after the current batch (again to abort) ...") as stop:
-        with reported_as_command_errors():
+        with reported_as_command_errors(), writer_lease_held(settings, "ingest", stop):
             spark = build_spark_session(settings)
             totals = ingest_with_progress(spark, settings, options, stop)
     if totals is None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import TYPE_CHECKING, Any
 
 from cli.errors import reported_as_command_errors
 from cli.settings_arg import settings_from
+from cli.writer_lease import writer_lease_held
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -63,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.spark_session import build_spark_session
 
     settings = settings_from(args)
-    with reported_as_command_errors():
+    writes = contextlib.nullcontext() if args.no_refresh else writer_lease_held(settings, "lag")
+    with reported_as_command_errors(), writes:
         spark = build_spark_session(settings)
         if not args.no_refresh:
             refresh_and_print(spark, settings, full=args.full)

@@ -23,6 +23,7 @@ from cli.errors import CommandError, first_line, reported_as_command_errors
 from cli.ingest import add_source_arguments, bad_batch_cap
 from cli.serve_metrics import add_metrics_arguments, serve_run_metrics
 from cli.settings_arg import settings_from
+from cli.writer_lease import writer_lease_held
 
 if TYPE_CHECKING:
     from conf.settings import Settings
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         return run_continuously(args, settings)
     options = IngestOptions(topic=args.topic, once=True, max_offsets_per_trigger=args.max_offsets_per_trigger)
     with stop_requested_by_signals("run: stopping after the current batch or step (again to abort) ...") as stop:
-        with reported_as_command_errors():
+        with reported_as_command_errors(), writer_lease_held(settings, "run", stop):
             spark = build_spark_session(settings)
             try:
                 totals = ingest_with_progress(spark, settings, options, stop)
@@ -125,12 +126,12 @@ def run_continuously(args: argparse.Namespace, settings: Settings) -> int:
         print(report.line(), file=sys.stderr, flush=True)
         metrics.observe(report)
 
-    print(f"run: {args.topic} on {settings.kafka.bootstrap_servers} -> {settings.warehouse_uri} (cluster "
-          f"{settings.cluster_name}, trigger {args.trigger_interval}, snapshots "
-          f"{f'every {args.snapshot_every:g}s' if args.snapshot_every else 'off'}); Ctrl-C or SIGTERM stops",
-          file=sys.stderr, flush=True)
     with stop_requested_by_signals("run: stopping after the current batch or step (again to abort) ...") as stop:
-        with reported_as_command_errors():
+        with reported_as_command_errors(), writer_lease_held(settings, "run", stop):
+            print(f"run: {args.topic} on {settings.kafka.bootstrap_servers} -> {settings.warehouse_uri} (cluster "
+                  f"{settings.cluster_name}, trigger {args.trigger_interval}, snapshots "
+                  f"{f'every {args.snapshot_every:g}s' if args.snapshot_every else 'off'}); Ctrl-C or SIGTERM stops",
+                  file=sys.stderr, flush=True)
             spark = build_spark_session(settings)
             try:
                 run_main_job(spark, settings, options, should_stop=stop.is_set,

@@ -9,6 +9,7 @@ from pathlib import Path
 from cli import argument_types
 from cli.errors import CommandError, first_line, reported_as_command_errors
 from cli.settings_arg import settings_from
+from cli.writer_lease import writer_lease_held
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,21 +45,22 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.spark_session import build_spark_session
     from pipelines.validation import validate
 
-    spark = build_spark_session(settings)
-    try:
-        with reported_as_command_errors():
-            report = validate(spark, settings, args.scenarios, topic_prefix=args.topic_prefix,
-                              kafka_version=args.kafka_version)
-    except ScenarioError as exc:
-        raise CommandError(f"invalid scenario: {exc}") from exc
-    except ValueError as exc:
-        raise CommandError(str(exc)) from exc
-    except CommandError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - Spark/Delta failures become one line
-        raise CommandError(f"validation failed: {first_line(exc)}") from exc
-    finally:
-        spark.stop()
+    with writer_lease_held(settings, "validate"):
+        spark = build_spark_session(settings)
+        try:
+            with reported_as_command_errors():
+                report = validate(spark, settings, args.scenarios, topic_prefix=args.topic_prefix,
+                                  kafka_version=args.kafka_version)
+        except ScenarioError as exc:
+            raise CommandError(f"invalid scenario: {exc}") from exc
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        except CommandError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - Spark/Delta failures become one line
+            raise CommandError(f"validation failed: {first_line(exc)}") from exc
+        finally:
+            spark.stop()
     return report_exit_code(report)
 
 

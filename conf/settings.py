@@ -311,6 +311,20 @@ class SqlEndpointSettings:
     warm_up: bool = True
 
 
+#: The shortest writer lease: renewed every third of it, at most once a second (each renewal is a Delta commit).
+MIN_LEASE_SECONDS = 3.0
+
+
+@dataclass(frozen=True)
+class WriterSettings:
+    """The lease that makes one process at a time the writer of a cluster's tables (pipelines/writer_lease.py)."""
+
+    # A writer renews its lease every third of this; a lease not renewed for this long (its process killed,
+    # its host gone) is free for the next writer. Shorter: a killed writer's successor starts sooner; longer:
+    # a writer survives longer storage outages (and pauses) without losing its lease.
+    lease_seconds: float = 60.0
+
+
 @dataclass(frozen=True)
 class Settings:
     """All of offsetlake's settings. Build with :func:`load_settings`."""
@@ -325,6 +339,7 @@ class Settings:
     quality: QualitySettings = field(default_factory=QualitySettings)
     sql_endpoint: SqlEndpointSettings = field(default_factory=SqlEndpointSettings)
     storage: StorageSettings = field(default_factory=StorageSettings)
+    writer: WriterSettings = field(default_factory=WriterSettings)
 
     @property
     def warehouse_is_local(self) -> bool:
@@ -427,7 +442,8 @@ def _read_toml(path: Path) -> list[tuple[str, str, Any]]:
 
 _SECTIONS: dict[str, type] = {"spark": SparkSettings, "kafka": KafkaSettings, "lag": LagSettings, "gold": GoldSettings,
                              "maintenance": MaintenanceSettings, "quality": QualitySettings,
-                             "sql_endpoint": SqlEndpointSettings, "storage": StorageSettings}
+                             "sql_endpoint": SqlEndpointSettings, "storage": StorageSettings,
+                             "writer": WriterSettings}
 
 
 def _top_level_keys() -> list[str]:
@@ -646,6 +662,10 @@ def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) ->
                           source("maintenance", "vacuum_retention_hours"))
     _validate_quality(settings.quality, lambda key: source("quality", key))
     check_sql_endpoint(settings.sql_endpoint, lambda key: source("sql_endpoint", key))
+    if not MIN_LEASE_SECONDS <= settings.writer.lease_seconds < float("inf"):
+        raise ConfigError("writer.lease_seconds", settings.writer.lease_seconds,
+                          f"a number of seconds >= {MIN_LEASE_SECONDS:g} (the lease is renewed every third of it)",
+                          source("writer", "lease_seconds"))
 
 
 #: Pass-through options naming a file the client reads (librdkafka's CONFIGURATION.md; the Java client's

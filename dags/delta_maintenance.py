@@ -5,7 +5,9 @@ refreshes write many) and deletes files that left a table more than
 ``maintenance.vacuum_retention_hours`` ago (from the settings file, default 168, Delta's minimum).
 Gold is refreshed first, so it has read every silver file before compaction and vacuum can make
 those files go away (pipelines/maintenance.py explains why that matters). A run that overlaps an
-offsets_ingest gold refresh may lose a Delta write conflict on a gold table; the retry handles it.
+offsets_ingest run finds the cluster's writer lease held (pipelines/writer_lease.py): its gold task is refused
+at start, exit status 1, and retried; ``maintain`` takes no lease, and may lose a Delta write conflict on a gold
+table to a refresh, which the retry handles.
 """
 
 from __future__ import annotations

@@ -121,6 +121,24 @@ def test_ingest_from_the_broker_keeps_its_streaming_checkpoint_on_hdfs(spark, se
     assert [entry.name for entry in storage.list(join(checkpoint_path(settings, topic), "commits"))] == ["0"]
 
 
+def test_the_writer_lease_on_hdfs_refuses_a_second_writer_and_decides_races(hdfs: EmbeddedHdfs) -> None:
+    """The lease is a Delta table on the warehouse's own storage, written with delta-rs (pipelines/writer_lease.py):
+    HDFS's create-if-absent decides which of two commits of one version wins."""
+    from conf.settings import Settings
+    from pipelines.writer_lease import LeaseHeld, acquire, current_lease, release
+    from tests.pipelines.test_writer_lease import race
+
+    settings = Settings(warehouse=f"{hdfs.uri}/leases-{uuid.uuid4().hex[:8]}", cluster_name="east")
+    first = acquire(settings, "offsetlake run")
+    with pytest.raises(LeaseHeld, match=f"are being written by 'offsetlake run' \\(pid {os.getpid()} on "):
+        acquire(settings, "offsetlake ingest")
+    assert release(settings, first) and current_lease(settings).released_at is not None  # type: ignore[union-attr]
+    for round in range(5):
+        won, refused, errors = race(settings, 3)
+        assert not errors and len(won) == 1 and len(refused) == 2, (round, won, refused, errors)
+        release(settings, won[0])
+
+
 def test_a_warehouse_on_an_hdfs_that_does_not_answer_is_named_in_one_line(settings_for) -> None:
     from schemas.catalog import TABLES
 

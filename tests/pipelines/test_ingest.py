@@ -229,6 +229,15 @@ def test_two_clusters_share_a_warehouse_with_their_own_checkpoints_and_tagged_ro
     assert {r["cluster_name"]: r["count"] for r in rows} == {"east": 3, "west": 3}
 
 
+def wait_for_a_killed_writers_lease(settings) -> None:  # type: ignore[no-untyped-def]
+    """Until the lease a ``kill -9`` left expires, which keeps the next writer out (pipelines/writer_lease.py)."""
+    from pipelines.writer_lease import current_lease
+
+    lease = current_lease(settings)
+    if lease is not None and lease.released_at is None:
+        time.sleep(max(0.0, (lease.expires_at - dt.datetime.now(dt.UTC)).total_seconds()) + 0.1)
+
+
 @pytest.mark.long
 def test_killing_the_ingest_and_the_main_job_mid_batch_loses_and_duplicates_nothing_and_gold_ends_level(
         spark, settings_for, tmp_path) -> None:
@@ -255,13 +264,16 @@ def test_killing_the_ingest_and_the_main_job_mid_batch_loses_and_duplicates_noth
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OFFSETLAKE_WAREHOUSE": settings.warehouse,
            "OFFSETLAKE_CLUSTER_NAME": settings.cluster_name,
            "OFFSETLAKE_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
-           "OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "1", "OFFSETLAKE_SPARK__LOG_LEVEL": "ERROR", **spark_conf_env()}
+           "OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "1", "OFFSETLAKE_SPARK__LOG_LEVEL": "ERROR",
+           # Each killed process's writer lease keeps the next out until it expires: a short one.
+           "OFFSETLAKE_WRITER__LEASE_SECONDS": "3", **spark_conf_env()}
     command = [sys.executable, "-m", "cli.main", "ingest", "--topic", topic, "--max-offsets-per-trigger", "200"]
     checkpoint = Path(checkpoint_path(settings, topic))  # a local warehouse in this test
     rng = random.Random(7)
     kills = 0
     for attempt in range(2):  # kill while batch 0 runs (nothing committed yet), then while batch 1 runs
         log = open(tmp_path / f"ingest-{attempt}.log", "w")
+        wait_for_a_killed_writers_lease(settings)
         process = subprocess.Popen([*command, "--once"], cwd=tmp_path, env=env, stdout=log,
                                    stderr=subprocess.STDOUT, start_new_session=True)
         try:
@@ -286,6 +298,7 @@ def test_killing_the_ingest_and_the_main_job_mid_batch_loses_and_duplicates_noth
     # its gold writes under way): the restart below runs that batch again (issue 14, item 2, for gold).
     gold_checkpoint = Path(settings.warehouse) / "_checkpoints" / "gold"
     log = open(tmp_path / "run-killed.log", "w")
+    wait_for_a_killed_writers_lease(settings)
     process = subprocess.Popen([sys.executable, "-m", "cli.main", "run", "--topic", topic, "--trigger-interval",
                                 "1 second", "--snapshot-every", "0", "--max-offsets-per-trigger", "100"],
                                cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -317,6 +330,7 @@ def test_killing_the_ingest_and_the_main_job_mid_batch_loses_and_duplicates_noth
         # No --max-offsets-per-trigger: what the kills left is one batch, and gold is refreshed once for it.
         main_job = [sys.executable, "-m", "cli.main", "run", "--topic", topic, "--trigger-interval", "1 second",
                     "--snapshot-every", "0"]
+        wait_for_a_killed_writers_lease(settings)
         process = subprocess.Popen(main_job, cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True)
         try:

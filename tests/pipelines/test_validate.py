@@ -136,6 +136,7 @@ def test_a_tampered_expected_offset_is_a_difference_and_fails(spark, suite, monk
 
     monkeypatch.setattr(pipelines.spark_session, "build_spark_session", lambda s: _NoStop())
     monkeypatch.setattr(pipelines.validation, "validate", lambda *a, **k: bad)
+    monkeypatch.setenv("OFFSETLAKE_WAREHOUSE", settings.warehouse)  # its writer lease, not in ./warehouse
     assert main(["validate", str(SCENARIOS[0])]) == 1
     out = capsys.readouterr()
     assert f"{name}\tgold.committed_offsets\t1" in out.out.splitlines()
