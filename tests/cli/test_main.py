@@ -290,7 +290,7 @@ def test_a_misspelled_password_variable_is_hidden_in_a_real_process(tmp_path: Pa
 
 def documented_variables(root: Path) -> dict[str, str]:
     """The OFFSETLAKE_* variables that are not settings which the README, the DAGs and set-up tell users to set
-    (README "Deploying", dags/offsetlake_commands.py, dags/reference_validation.py, jvm/artifacts.py)."""
+    (docs/operations.md "Deploying", dags/offsetlake_commands.py, dags/reference_validation.py, jvm/artifacts.py)."""
     return {
         "OFFSETLAKE_BIN": str(Path(sys.executable).parent / "offsetlake"),
         "OFFSETLAKE_SCENARIOS_DIR": str(ROOT / "conf" / "scenarios"),

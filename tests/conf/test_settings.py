@@ -407,11 +407,13 @@ def test_sasl_credentials_may_come_through_both_pass_through_maps_and_probe_is_a
 
 
 def documented_variables() -> set[str]:
-    """Every OFFSETLAKE_* name the README, the Makefile and the code (DAGs, set-up, test helpers) mention; test
+    """Every OFFSETLAKE_* name the README, the documentation, the Makefile and the code (DAGs, set-up, test helpers)
+    mention; test
     modules are left out, since they also name bad variables on purpose."""
     root = EXAMPLE.parents[1]
     files = [root / "README.md", root / "Makefile", *(
-        path for folder in ("cli", "conf", "dags", "jvm", "pipelines", "broker", "dashboard", "quality", "tests")
+        path for folder in ("cli", "conf", "dags", "docs", "jvm", "pipelines", "broker", "dashboard", "quality",
+                                                                 "tests")
         for path in (root / folder).rglob("*") if path.suffix in (".py", ".md", ".toml")
         and not path.name.startswith("test_"))]
     return {name for path in files for name in re.findall(r"\bOFFSETLAKE_[A-Z0-9_]*[A-Z0-9]\b", path.read_text())}
@@ -430,7 +432,7 @@ def names_a_setting(variable: str) -> bool:
 
 def test_every_offsetlake_variable_the_docs_tell_users_to_set_is_accepted_by_the_settings(tmp_path: Path) -> None:
     others = sorted(name for name in documented_variables() if not names_a_setting(name))
-    # The DAGs' own, at least (README "Deploying"): the scan must find them.
+    # The DAGs' own, at least (docs/operations.md, "Deploying"): the scan must find them.
     assert {"OFFSETLAKE_BIN", "OFFSETLAKE_CONFIG", "OFFSETLAKE_SCENARIOS_DIR", "OFFSETLAKE_VALIDATE_WAREHOUSE"} <= set(
         others)
     config = write(tmp_path, 'cluster_name = "x"\n')

@@ -2,7 +2,7 @@
 
 A stand-in executable (a small script) plays the CLI here, so these run in milliseconds; the real
 CLI is exercised by the dag.test() runs in test_offsets_ingest.py and test_data_quality.py, and here by
-one task whose command stops before Spark (the environment the README tells DAG users to set).
+one task whose command stops before Spark (the environment the documentation tells DAG users to set).
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ def test_stopping_the_task_stops_the_command(tmp_path, monkeypatch) -> None:  # 
 
 def test_a_task_runs_the_real_cli_with_the_variables_the_readme_tells_dag_users_to_set(
         dag_bag, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """README "Deploying" has the worker's environment set OFFSETLAKE_BIN, OFFSETLAKE_CONFIG,
+    """docs/operations.md "Deploying" has the worker's environment set OFFSETLAKE_BIN, OFFSETLAKE_CONFIG,
     OFFSETLAKE_SCENARIOS_DIR and OFFSETLAKE_VALIDATE_WAREHOUSE; every task's command inherits them. data_quality's
     task on a warehouse with no table yet: its command reads its settings, then stops before Spark."""
     from offsetlake_commands import common_params

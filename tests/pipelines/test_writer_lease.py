@@ -288,4 +288,4 @@ def test_the_lease_is_a_setting_checked_like_the_others(tmp_path: Path) -> None:
                                  "invalid: expected a number of seconds >= 3 (the lease is renewed every third of it)")
     example = load_settings(ROOT / "conf" / "offsetlake.example.toml", environ={})
     assert example.writer == WriterSettings()
-    assert "`writer.lease_seconds`" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "`writer.lease_seconds`" in (ROOT / "docs" / "reference" / "settings.md").read_text(encoding="utf-8")
