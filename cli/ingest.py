@@ -59,6 +59,7 @@ def bad_batch_cap(args: argparse.Namespace) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from pipelines.ingest import IngestOptions
+    from pipelines.offsets_topic_source import check_source_topic
     from pipelines.spark_session import build_spark_session
 
     settings = settings_from(args)
@@ -68,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
                             max_offsets_per_trigger=args.max_offsets_per_trigger)
     with stop_requested_by_signals("ingest: stopping after the current batch (again to abort) ...") as stop:
         with reported_as_command_errors():
+            check_source_topic(settings, options.topic)  # before Spark: a wrong address or topic costs no JVM
             spark = build_spark_session(settings)
             totals = ingest_with_progress(spark, settings, options, stop)
     if totals is None:

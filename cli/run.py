@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from cli import gold, lag
     from cli.ingest import ingest_with_progress, stop_requested_by_signals
     from pipelines.ingest import IngestOptions
+    from pipelines.offsets_topic_source import check_source_topic
     from pipelines.spark_session import build_spark_session
 
     settings = settings_from(args)
@@ -75,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     options = IngestOptions(topic=args.topic, once=True, max_offsets_per_trigger=args.max_offsets_per_trigger)
     with stop_requested_by_signals("run: stopping after the current batch or step (again to abort) ...") as stop:
         with reported_as_command_errors():
+            check_source_topic(settings, args.topic)  # before Spark: a wrong address or topic costs no JVM
             spark = build_spark_session(settings)
             try:
                 totals = ingest_with_progress(spark, settings, options, stop)
@@ -104,6 +106,7 @@ def run_continuously(args: argparse.Namespace, settings: Settings) -> int:
     from cli.ingest import IngestTotals, batch_printer, stop_requested_by_signals
     from pipelines.ingest import IngestError, IngestOptions
     from pipelines.main_job import CycleReport, MainJobOptions, run_main_job
+    from pipelines.offsets_topic_source import check_source_topic
     from pipelines.spark_session import build_spark_session
 
     options = MainJobOptions(
@@ -115,6 +118,8 @@ def run_continuously(args: argparse.Namespace, settings: Settings) -> int:
     def cycle(report: CycleReport) -> None:
         print(report.line(), file=sys.stderr, flush=True)
 
+    with reported_as_command_errors():
+        check_source_topic(settings, args.topic)  # before Spark: a wrong address or topic costs no JVM
     print(f"run: {args.topic} on {settings.kafka.bootstrap_servers} -> {settings.warehouse_uri} (cluster "
           f"{settings.cluster_name}, trigger {args.trigger_interval}, snapshots "
           f"{f'every {args.snapshot_every:g}s' if args.snapshot_every else 'off'}); Ctrl-C or SIGTERM stops",
