@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from cli.errors import reported_as_command_errors
+from cli.errors import CommandError, reported_as_command_errors
 from cli.settings_arg import settings_from
 
 if TYPE_CHECKING:
@@ -72,8 +72,6 @@ def run(args: argparse.Namespace) -> int:
             check_source_topic(settings, options.topic)  # before Spark: a wrong address or topic costs no JVM
             spark = build_spark_session(settings)
             totals = ingest_with_progress(spark, settings, options, stop)
-    if totals is None:
-        return 1
     totals.print_summary()
     return 0
 
@@ -142,8 +140,9 @@ def batch_printer(settings: Settings, topic: str, totals: IngestTotals) -> Calla
 
 
 def ingest_with_progress(spark: SparkSession, settings: Settings, options: IngestOptions,
-                         stop: threading.Event) -> IngestTotals | None:
-    """Run the ingest, printing one line per micro-batch on stderr; None (after one line) if it failed."""
+                         stop: threading.Event) -> IngestTotals:
+    """Run the ingest, printing one line per micro-batch on stderr; ``CommandError`` if it failed (one line, the
+    streaming query's error in the debug log)."""
     from pipelines.ingest import IngestError, run_ingest
 
     totals = IngestTotals()
@@ -155,6 +154,5 @@ def ingest_with_progress(spark: SparkSession, settings: Settings, options: Inges
         run_ingest(spark, settings, options, on_batch=progress, should_stop=stop.is_set,
                    on_restart=lambda reason: print(f"ingest: {reason}", file=sys.stderr, flush=True))
     except IngestError as exc:
-        print(f"offsetlake: ingest failed: {exc}", file=sys.stderr)
-        return None
+        raise CommandError(f"ingest failed: {exc}") from exc
     return totals

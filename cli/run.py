@@ -80,8 +80,6 @@ def run(args: argparse.Namespace) -> int:
             spark = build_spark_session(settings)
             try:
                 totals = ingest_with_progress(spark, settings, options, stop)
-                if totals is None:
-                    return 1
                 totals.print_summary()
                 if stop.is_set():
                     print("run: stopped after the ingest; gold and lag are refreshed by the next run",
@@ -132,8 +130,7 @@ def run_continuously(args: argparse.Namespace, settings: Settings) -> int:
                              on_batch=batch_printer(settings, args.topic, totals), on_cycle=cycle,
                              on_restart=lambda reason: print(f"run: {reason}", file=sys.stderr, flush=True))
             except IngestError as exc:
-                print(f"offsetlake: ingest failed: {exc}", file=sys.stderr)
-                return 1
+                raise CommandError(f"ingest failed: {exc}") from exc
             except Exception as exc:  # noqa: BLE001 - Spark/Delta failures become one line
                 raise CommandError(f"run failed: {first_line(exc)}") from exc
             finally:
