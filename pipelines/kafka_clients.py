@@ -1,15 +1,15 @@
 """The librdkafka clients offsetlake makes (confluent-kafka), and how they fail: in bounded time, in one line.
 
-Every admin client and consumer offsetlake makes takes ``client_config``:
+Every librdkafka client offsetlake makes (admin clients, consumers, ``simulate``'s producer) takes ``client_config``:
 
 * the connection settings (``KafkaSettings.librdkafka_config``, its pass-through map included);
 * ``allow.auto.create.topics=false``: offsetlake never creates a topic. A Metadata request naming a topic that
   does not exist creates it on a broker with ``auto.create.topics.enable=true`` unless the request says otherwise
-  (KIP-361, Kafka 2.3: MetadataRequest v4's ``allow_auto_topic_creation``); librdkafka's admin client says
-  "allow" by default, its consumer does not;
+  (``AllowAutoTopicCreation``, MetadataRequest v4, Kafka 0.11); librdkafka's admin client and producer say
+  "allow" by default, its consumer does not (the Java consumer's setting of the same name: KIP-361, Kafka 2.3);
 * librdkafka's log through Python ``logging`` (``ClientLog``, confluent-kafka's ``logger`` option), not written
   to stderr by librdkafka's own threads: a cluster that does not answer made it print the same ``FAIL`` line for
-  each reconnection, hundreds of lines a minute. The CLI sends ``logging`` to its debug log.
+  each reconnection. The CLI sends ``logging`` to its debug log.
 
 ``describe_topic`` and ``cluster_metadata`` are the cheap first requests a command makes before Spark starts: a
 cluster that does not answer within ``kafka.timeout_seconds`` is ``ClusterUnreachable``, whose message names the

@@ -138,7 +138,7 @@ def check_local_warehouse(settings: Settings, *, writable: bool = True) -> bool:
     """Make a local warehouse's directory if missing and check that it is a directory and, if ``writable``, that a
     file can be written there (a read-only file system, missing permissions, a full disk); ``WarehouseError``
     otherwise. Returns whether it made the directory. Cheap, and before Spark starts: a JVM started for a warehouse
-    it cannot write fails a minute later, deep inside a Delta write.
+    it cannot write fails later, deep inside a Delta write.
 
     A warehouse on another file system (``hdfs://``, ``s3a://``...) is not checked here: Hadoop's FileSystem
     reaches it once Spark runs, and its errors are Spark's.
@@ -269,7 +269,7 @@ def session_state_error(jsession: Any) -> str | None:
     Asked through py4j's own call, not PySpark's: PySpark turns every JVM exception into a Python one
     (``pyspark.errors.exceptions.captured``), and its message asks the session's SQLConf whether to show the JVM
     stack, which builds the failing session state again, which fails again, and so on. The first SQL call of
-    such a session never returned (``offsetlake gold`` printed nothing for minutes).
+    such a session never returned (``offsetlake gold`` printed nothing until killed).
     """
     from py4j import protocol
 

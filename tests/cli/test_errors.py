@@ -193,7 +193,7 @@ def test_a_spark_master_spark_submit_refuses_is_one_line_and_the_jvms_output_goe
 @pytest.mark.jvm_process
 def test_a_spark_conf_spark_refuses_is_one_line_at_once_instead_of_a_hang(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Before, PySpark's conversion of the error recursed through the failing session state: ``offsetlake gold``
-    printed nothing for minutes, until killed."""
+    printed nothing until killed."""
     conf = spark_env()
     conf["spark__extra_conf"] += ",spark.sql.ansi.enabled=banana"
     ran = offsetlake(tmp_path, "gold", timeout=300, **conf)
