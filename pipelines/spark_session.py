@@ -177,7 +177,7 @@ def check_local_warehouse(settings: Settings, *, writable: bool = True) -> bool:
 def _advice(exc: OSError) -> str:
     """What to do about a warehouse ``exc`` refused."""
     if exc.errno == errno.EROFS:
-        return " (a read-only file system): set warehouse (or OFFSETLAKE_WAREHOUSE) to a writable directory"
+        return ": set warehouse (or OFFSETLAKE_WAREHOUSE) to a directory on a writable file system"
     if exc.errno in (errno.EACCES, errno.EPERM):
         return (": give this user write permission there, or set warehouse (or OFFSETLAKE_WAREHOUSE) to a "
                 "directory it may write")
