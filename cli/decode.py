@@ -51,7 +51,9 @@ def run(args: argparse.Namespace) -> int:
         from dataclasses import replace
 
         settings = settings.with_overrides(kafka=replace(settings.kafka, bootstrap_servers=args.bootstrap_servers))
-    return write_lines(topic_records(settings.kafka.librdkafka_config(), args.topic, args.max_records,
+    from pipelines.kafka_clients import client_config  # librdkafka's log to the debug log, no topic created
+
+    return write_lines(topic_records(client_config(settings), args.topic, args.max_records,
                                      args.with_position), sys.stdout)
 
 

@@ -13,7 +13,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from cli import argument_types
-from cli.errors import reported_as_command_errors
+from cli.errors import CommandError, reported_as_command_errors
 from cli.settings_arg import settings_from
 from cli.writer_lease import writer_lease_held
 
@@ -62,6 +62,7 @@ def bad_batch_cap(args: argparse.Namespace) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from pipelines.ingest import IngestOptions
+    from pipelines.offsets_topic_source import check_source_topic
     from pipelines.spark_session import build_spark_session
 
     settings = settings_from(args)
@@ -71,10 +72,9 @@ def run(args: argparse.Namespace) -> int:
                             max_offsets_per_trigger=args.max_offsets_per_trigger)
     with stop_requested_by_signals("ingest: stopping after the current batch (again to abort) ...") as stop:
         with reported_as_command_errors(), writer_lease_held(settings, "ingest", stop):
+            check_source_topic(settings, options.topic)  # before Spark: a wrong address or topic costs no JVM
             spark = build_spark_session(settings)
             totals = ingest_with_progress(spark, settings, options, stop)
-    if totals is None:
-        return 1
     totals.print_summary()
     return 0
 
@@ -143,8 +143,9 @@ def batch_printer(settings: Settings, topic: str, totals: IngestTotals) -> Calla
 
 
 def ingest_with_progress(spark: SparkSession, settings: Settings, options: IngestOptions,
-                         stop: threading.Event) -> IngestTotals | None:
-    """Run the ingest, printing one line per micro-batch on stderr; None (after one line) if it failed."""
+                         stop: threading.Event) -> IngestTotals:
+    """Run the ingest, printing one line per micro-batch on stderr; ``CommandError`` if it failed (one line, the
+    streaming query's error in the debug log)."""
     from pipelines.ingest import IngestError, run_ingest
 
     totals = IngestTotals()
@@ -156,6 +157,5 @@ def ingest_with_progress(spark: SparkSession, settings: Settings, options: Inges
         run_ingest(spark, settings, options, on_batch=progress, should_stop=stop.is_set,
                    on_restart=lambda reason: print(f"ingest: {reason}", file=sys.stderr, flush=True))
     except IngestError as exc:
-        print(f"offsetlake: ingest failed: {exc}", file=sys.stderr)
-        return None
+        raise CommandError(f"ingest failed: {exc}") from exc
     return totals

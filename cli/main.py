@@ -1,9 +1,11 @@
 """Entry point of the ``offsetlake`` command.
 
 Each subcommand lives in its own module exposing ``register(subparsers)``; the
-module parses arguments and calls library code. Known failures (bad settings,
-missing JVM artifacts, a broker that will not start) are reported as one line
-on stderr with a non-zero exit status, never as a bare traceback.
+module parses arguments and calls library code. Every failure is reported as one
+line on stderr with a non-zero exit status, never as a traceback: bad settings
+(exit 2), and the library's known failures and any other error, Spark's and the
+Kafka clients' included (exit 1, ``cli/errors.py``), whose stack traces go to the
+debug log the line names.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from cli import (
@@ -33,8 +36,8 @@ from cli import (
     validate,
 )
 from cli import run as run_once  # the `run` subcommand's module; `run()` below is the console script
-from cli.errors import CommandError
-from conf.settings import ConfigError
+from cli.errors import CommandError, debug_log, first_line, known_failure, write_details
+from conf.settings import ConfigError, Settings, load_settings
 
 SUBCOMMANDS = (kafka, jvm, demo, ingest, run_once, simulate, decode, coordinator_partition, snapshot_end_offsets,
                lag, gold, validate, maintain, sql, serve_sql, serve_metrics, dashboard, check)
@@ -95,17 +98,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0), or a usage error already printed (EXIT_USAGE)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    log = debug_log_path(args)
+    with debug_log(log):
+        try:
+            return int(args.run(args) or 0)
+        except ConfigError as exc:
+            print(f"offsetlake: config error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except KeyboardInterrupt:
+            print("offsetlake: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except CommandError as exc:
+            # A failure of a component behind the command (its cause) has details; the command's own refusal none.
+            details = write_details(exc, log, args.command) if exc.__cause__ is not None else ""
+            print(f"offsetlake: {exc}{details}", file=sys.stderr)
+            return EXIT_FAILURE
+        except Exception as exc:  # noqa: BLE001 - the edge: whatever failed is one line, its trace in the log
+            line = known_failure(exc) or f"{args.command} failed: {first_line(exc)}"
+            print(f"offsetlake: {line}{write_details(exc, log, args.command)}", file=sys.stderr)
+            return EXIT_FAILURE
+
+
+def debug_log_path(args: argparse.Namespace) -> Path:
+    """The settings' debug log (``debug_log``), or the default one when the settings are bad (the command reports
+    that itself)."""
     try:
-        return int(args.run(args) or 0)
-    except ConfigError as exc:
-        print(f"offsetlake: config error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("offsetlake: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except CommandError as exc:
-        print(f"offsetlake: {exc}", file=sys.stderr)
-        return EXIT_FAILURE
+        return load_settings(getattr(args, "config", None)).debug_log_path
+    except ConfigError:
+        return Settings().debug_log_path
 
 
 def run() -> None:

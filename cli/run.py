@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from cli import gold, lag
     from cli.ingest import ingest_with_progress, stop_requested_by_signals
     from pipelines.ingest import IngestOptions
+    from pipelines.offsets_topic_source import check_source_topic
     from pipelines.spark_session import build_spark_session
 
     settings = settings_from(args)
@@ -84,11 +85,10 @@ def run(args: argparse.Namespace) -> int:
     options = IngestOptions(topic=args.topic, once=True, max_offsets_per_trigger=args.max_offsets_per_trigger)
     with stop_requested_by_signals("run: stopping after the current batch or step (again to abort) ...") as stop:
         with reported_as_command_errors(), writer_lease_held(settings, "run", stop):
+            check_source_topic(settings, args.topic)  # before Spark: a wrong address or topic costs no JVM
             spark = build_spark_session(settings)
             try:
                 totals = ingest_with_progress(spark, settings, options, stop)
-                if totals is None:
-                    return 1
                 totals.print_summary()
                 if stop.is_set():
                     print("run: stopped after the ingest; gold and lag are refreshed by the next run",
@@ -113,6 +113,7 @@ def run_continuously(args: argparse.Namespace, settings: Settings) -> int:
     from cli.ingest import IngestTotals, batch_printer, stop_requested_by_signals
     from pipelines.ingest import IngestError, IngestOptions
     from pipelines.main_job import CycleReport, MainJobOptions, run_main_job
+    from pipelines.offsets_topic_source import check_source_topic
     from pipelines.spark_session import build_spark_session
 
     options = MainJobOptions(
@@ -128,6 +129,7 @@ def run_continuously(args: argparse.Namespace, settings: Settings) -> int:
 
     with stop_requested_by_signals("run: stopping after the current batch or step (again to abort) ...") as stop:
         with reported_as_command_errors(), writer_lease_held(settings, "run", stop):
+            check_source_topic(settings, args.topic)  # before Spark: a wrong address or topic costs no JVM
             print(f"run: {args.topic} on {settings.kafka.bootstrap_servers} -> {settings.warehouse_uri} (cluster "
                   f"{settings.cluster_name}, trigger {args.trigger_interval}, snapshots "
                   f"{f'every {args.snapshot_every:g}s' if args.snapshot_every else 'off'}); Ctrl-C or SIGTERM stops",
@@ -138,8 +140,7 @@ def run_continuously(args: argparse.Namespace, settings: Settings) -> int:
                              on_batch=batch_printer(settings, args.topic, totals), on_cycle=cycle,
                              on_restart=lambda reason: print(f"run: {reason}", file=sys.stderr, flush=True))
             except IngestError as exc:
-                print(f"offsetlake: ingest failed: {exc}", file=sys.stderr)
-                return 1
+                raise CommandError(f"ingest failed: {exc}") from exc
             except Exception as exc:  # noqa: BLE001 - Spark/Delta failures become one line
                 raise CommandError(f"run failed: {first_line(exc)}") from exc
             finally:

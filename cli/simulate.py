@@ -49,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"simulate: {len(result.records)} records, {generations} generations"
           f"{f', {epochs} KIP-848 group epochs' if epochs else ''} -> {out}", file=sys.stderr)
     if settings is not None:
-        config = settings.kafka.librdkafka_config()
+        from pipelines.kafka_clients import client_config  # its topic is never created by asking for it
+
+        config = client_config(settings)
         if args.bootstrap_servers:
             config["bootstrap.servers"] = args.bootstrap_servers
         with reported_as_command_errors():

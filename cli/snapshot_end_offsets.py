@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipelines.end_offsets import EndOffsetsError, snapshot_end_offsets
+    from pipelines.end_offsets import EndOffsetsError, check_topics, snapshot_end_offsets
     from pipelines.spark_session import build_spark_session
 
     if args.count is not None and args.every is None:
@@ -52,6 +52,10 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     total = args.count if args.every is not None else 1
     with reported_as_command_errors():
+        try:  # before Spark: a wrong address or topic costs no JVM
+            check_topics(settings, args.topics, args.include_internal)
+        except EndOffsetsError as exc:
+            raise CommandError(str(exc)) from exc
         spark = build_spark_session(settings)
         taken = 0
         next_at = time.monotonic()

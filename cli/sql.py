@@ -210,7 +210,7 @@ def _run_spark(args: argparse.Namespace, settings: Settings, timer: QueryTimer) 
     from pipelines.sql_views import error_line, quiet_query_context_logger, register_catalog, run_query
 
     with reported_as_command_errors():
-        spark = spark_session.build_spark_session(settings)
+        spark = spark_session.build_spark_session(settings, read_only=True)
         quiet_query_context_logger()
         report = register_catalog(spark, settings)
         if args.list:

@@ -149,6 +149,9 @@ class KafkaSettings:
     # partition -> offset, e.g. '{"0": 1200, "1": 950}' (partitions not named start at their
     # earliest offset). Spark's Kafka source ``startingOffsets``; once a checkpoint exists it wins.
     starting_offsets: str = "earliest"
+    # How long a command waits for the cluster to answer its first request (the check of the cluster and the
+    # source topic before Spark starts, and each metadata request) before it reports the cluster unreachable.
+    timeout_seconds: float = 30.0
 
     def starting_offsets_by_partition(self) -> dict[int, int] | None:
         """The per-partition form of ``starting_offsets``, or None for "earliest"/"latest"."""
@@ -331,6 +334,9 @@ class Settings:
 
     cluster_name: str = "local"
     warehouse: str = "warehouse"
+    # Where a command keeps what its one-line errors leave out: stack traces, the Spark JVM's output, librdkafka's
+    # log. Empty: offsetlake-debug.log in the user's cache (``user_cache_dir``).
+    debug_log: str = ""
     spark: SparkSettings = field(default_factory=SparkSettings)
     kafka: KafkaSettings = field(default_factory=KafkaSettings)
     lag: LagSettings = field(default_factory=LagSettings)
@@ -374,6 +380,13 @@ class Settings:
             raise ConfigError("warehouse", self.warehouse, "a local directory here (this step keeps files on the "
                               "local disk)")
         return Path(self.warehouse).expanduser().resolve()
+
+    @property
+    def debug_log_path(self) -> Path:
+        """The debug log's file (``debug_log``, else ``offsetlake-debug.log`` in the user's cache): on the local
+        disk whatever the warehouse, so that a warehouse that cannot be written still has its failure told."""
+        return Path(self.debug_log).expanduser() if self.debug_log.strip() else \
+            user_cache_dir() / "offsetlake-debug.log"
 
     def with_overrides(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -620,6 +633,7 @@ def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) ->
     if spark.log_level.upper() not in ("ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF", "TRACE"):
         raise ConfigError("spark.log_level", spark.log_level, "a log4j level such as WARN",
                           source("spark", "log_level"))
+    _check_typed_spark_conf(spark.extra_conf, source("spark", "extra_conf"))
     kafka = settings.kafka
     if not BOOTSTRAP_SERVERS.fullmatch(kafka.bootstrap_servers):
         raise ConfigError("kafka.bootstrap_servers", kafka.bootstrap_servers,
@@ -631,6 +645,9 @@ def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) ->
         raise ConfigError("kafka.sasl_mechanism", kafka.sasl_mechanism,
                           f"one of {', '.join(SASL_MECHANISMS)}", source("kafka", "sasl_mechanism"))
     _validate_kafka_security(kafka, lambda key: source("kafka", key))
+    if not kafka.timeout_seconds > 0:
+        raise ConfigError("kafka.timeout_seconds", kafka.timeout_seconds, "a number of seconds > 0",
+                          source("kafka", "timeout_seconds"))
     if not _valid_starting_offsets(kafka.starting_offsets):
         raise ConfigError("kafka.starting_offsets", kafka.starting_offsets,
                           'earliest, latest, or a JSON object of partition -> offset such as {"0": 42}',
@@ -711,6 +728,32 @@ def _validate_kafka_security(kafka: KafkaSettings, source: Callable[[str], str])
             path = options.get(name)
             if path and not (name == "ssl.ca.location" and path == "probe") and not os.path.exists(path):
                 raise ConfigError(f"kafka.{key}.{name}", path, "an existing file", source(key))
+
+
+#: Spark confs of a type offsetlake knows, because it sets them from typed settings (pipelines/spark_session.py) or the
+#: README's cluster examples set them: a bad value of one in ``spark.extra_conf`` is refused before a JVM starts.
+#: Spark checks every conf itself when the session starts (``pipelines.spark_session.SparkStartError``); this
+#: only saves that start for the usual ones.
+_TYPED_SPARK_CONF: dict[str, str] = {
+    "spark.sql.shuffle.partitions": "count", "spark.default.parallelism": "count",
+    "spark.databricks.delta.snapshotPartitions": "count", "spark.executor.cores": "count",
+    "spark.executor.instances": "count", "spark.cores.max": "count",
+    "spark.driver.memory": "memory", "spark.executor.memory": "memory", "spark.ui.enabled": "bool",
+}
+_TYPED_SPARK_CONF_EXPECTED = {"count": "a whole number >= 1", "memory": "a JVM memory size such as 1g or 512m",
+                              "bool": "true or false"}
+
+
+def _check_typed_spark_conf(extra_conf: dict[str, str], source: str) -> None:
+    for key, value in extra_conf.items():
+        kind = _TYPED_SPARK_CONF.get(key)
+        text = value.strip()
+        valid = (kind is None or (kind == "count" and text.isdigit() and int(text) >= 1)
+                 or (kind == "memory" and _SPARK_MEMORY.match(text) is not None)
+                 or (kind == "bool" and text.lower() in ("true", "false")))
+        if not valid:
+            raise ConfigError(f"spark.extra_conf.{key}", value, f"{_TYPED_SPARK_CONF_EXPECTED[kind]} (Spark's {key})",
+                              source)
 
 
 def _valid_starting_offsets(text: str) -> bool:

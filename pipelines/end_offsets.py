@@ -41,6 +41,7 @@ from conf.settings import Settings
 from schemas import partition_end_offsets
 
 if TYPE_CHECKING:
+    from confluent_kafka.admin import ClusterMetadata
     from pyspark.sql import DataFrame, SparkSession
 
 TABLE = partition_end_offsets.TABLE
@@ -108,24 +109,36 @@ def select_topics(available: Sequence[str], requested: Sequence[str] | None, inc
     return sorted(t for t in available if include_internal or not is_internal_topic(t))
 
 
+def check_topics(settings: Settings, topics: Sequence[str] | None = None, include_internal: bool = False
+                 ) -> tuple[list[str], ClusterMetadata]:
+    """The topics a snapshot of ``topics`` covers (``select_topics``) and the cluster's metadata, from one Metadata
+    request for all topics (which creates none): the check ``snapshot-end-offsets`` makes before it starts Spark.
+    ``ClusterUnreachable`` when the cluster does not answer within ``kafka.timeout_seconds``."""
+    from pipelines.kafka_clients import cluster_metadata
+
+    metadata = cluster_metadata(settings)
+    try:
+        return select_topics(list(metadata.topics), topics, include_internal), metadata
+    except EndOffsetsError as exc:
+        raise EndOffsetsError(f"{exc} on cluster {settings.cluster_name} ({settings.kafka.bootstrap_servers})") \
+            from None
+
+
 def take_snapshot(settings: Settings, topics: Sequence[str] | None = None, *, include_internal: bool = False,
                   message_timestamps: bool | None = None) -> EndOffsetsSnapshot:
     """ListOffsets for every partition of ``topics`` (default: all non-internal topics), nothing written."""
     from confluent_kafka import IsolationLevel, KafkaError, KafkaException, TopicPartition
     from confluent_kafka.admin import AdminClient, OffsetSpec
 
+    from pipelines.kafka_clients import client_config
+
     _TRANSIENT = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE,  # noqa: N806
                   KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.FENCED_LEADER_EPOCH, KafkaError.UNKNOWN_LEADER_EPOCH,
                   KafkaError.OFFSET_NOT_AVAILABLE, KafkaError.REQUEST_TIMED_OUT, KafkaError._TIMED_OUT,
                   KafkaError._TRANSPORT}
 
-    admin = AdminClient(settings.kafka.librdkafka_config())
-    try:
-        metadata = admin.list_topics(timeout=REQUEST_TIMEOUT)
-    except KafkaException as exc:
-        raise EndOffsetsError(f"cannot read the cluster's metadata on {settings.kafka.bootstrap_servers}: "
-                              f"{exc.args[0] if exc.args else exc}") from exc
-    chosen = select_topics(list(metadata.topics), topics, include_internal)
+    chosen, metadata = check_topics(settings, topics, include_internal)
+    admin = AdminClient(client_config(settings))
     partitions: list[TopicPartition] = []
     for topic in chosen:
         meta = metadata.topics[topic]
@@ -259,8 +272,10 @@ def read_committed_messages(settings: Settings, offsets: dict[tuple[str, int], l
 
     if not offsets:
         return {}
+    from pipelines.kafka_clients import client_config
+
     consumer = Consumer({
-        **settings.kafka.librdkafka_config(),
+        **client_config(settings),
         "group.id": f"offsetlake-end-offsets-{settings.cluster_name}",
         "enable.auto.commit": False,
         "enable.auto.offset.store": False,

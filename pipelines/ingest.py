@@ -32,7 +32,7 @@ from conf.settings import Settings
 from pipelines.checkpoints import topic_checkpoint
 from pipelines.decode import record_type_column
 from pipelines.delta_tables import ensure_current_table, ensure_table, idempotent_append
-from pipelines.offsets_topic_source import OFFSETS_TOPIC, read_offsets_topic_stream
+from pipelines.offsets_topic_source import OFFSETS_TOPIC, check_source_topic, read_offsets_topic_stream
 from pipelines.storage import Storage, join
 from schemas import (
     ingest_batches,
@@ -111,14 +111,16 @@ def planned_ranges(storage: Storage, checkpoint: str, topic: str, batch_id: int)
 def log_start_offsets(settings: Settings, topic: str, partitions: list[int]) -> dict[int, int]:
     """Each partition's current log start offset (ListOffsets EARLIEST)."""
     from confluent_kafka import TopicPartition
-    from confluent_kafka.admin import AdminClient, OffsetSpec
+    from confluent_kafka.admin import OffsetSpec
+
+    from pipelines.kafka_clients import admin_client
 
     if not partitions:
         return {}
-    admin = AdminClient(settings.kafka.librdkafka_config())
-    futures = admin.list_offsets({TopicPartition(topic, p): OffsetSpec.earliest() for p in partitions},
-                                 request_timeout=30)
-    return {tp.partition: future.result().offset for tp, future in futures.items()}
+    with admin_client(settings) as (admin, _):
+        futures = admin.list_offsets({TopicPartition(topic, p): OffsetSpec.earliest() for p in partitions},
+                                     request_timeout=settings.kafka.timeout_seconds)
+        return {tp.partition: future.result().offset for tp, future in futures.items()}
 
 
 def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: DataFrame, batch_id: int
@@ -205,7 +207,9 @@ def _audit_rows(settings: Settings, topic: str, batch_id: int, per_partition: di
 
 def start_ingest(spark: SparkSession, settings: Settings, options: IngestOptions,
                  on_batch: Callable[[BatchReport], None] = lambda report: None) -> StreamingQuery:
-    """Start the streaming query; the caller waits on it (see ``run_ingest``)."""
+    """Start the streaming query; the caller waits on it (see ``run_ingest``). A topic that does not exist is
+    ``SourceTopicError`` before any table is made."""
+    check_source_topic(settings, options.topic)
     ensure_tables(spark, settings)
     stream = read_offsets_topic_stream(spark, settings, options.topic, options.max_offsets_per_trigger)
 
@@ -259,7 +263,7 @@ def run_ingest(spark: SparkSession, settings: Settings, options: IngestOptions,
         if _REPLAY_METRICS_BUG in message and attempt < MAX_RESTARTS and not should_stop():
             on_restart("Spark's Kafka source failed reporting metrics after a replayed batch; restarting")
             continue
-        raise IngestError(message.splitlines()[0])
+        raise IngestError(message.splitlines()[0]) from failure
     return reports
 
 

@@ -16,6 +16,10 @@ explicitly: with ``subscribe`` the consumer-based reader *joins a group*, which
 would write its own GroupMetadata records into the very topic we ingest. The
 partition count of ``__consumer_offsets`` is fixed at creation, so an explicit
 assignment does not go stale. Ordinary topics keep ``subscribe``.
+
+The topic must exist, and no client offsetlake makes creates it: it is looked up with a DescribeTopics request
+(``check_source_topic``, before a command starts Spark and before the ingest makes any table), and the Java
+consumer takes ``allow.auto.create.topics=false`` (librdkafka's clients: ``pipelines.kafka_clients``).
 """
 
 from __future__ import annotations
@@ -35,16 +39,29 @@ def is_internal_topic(topic: str) -> bool:
     return topic.startswith("__")
 
 
-def topic_partitions(settings: Settings, topic: str, timeout: float = 30.0) -> list[int]:
-    """The topic's partition ids, from the cluster's metadata (confluent-kafka admin)."""
-    from confluent_kafka.admin import AdminClient
+def topic_partitions(settings: Settings, topic: str) -> list[int]:
+    """The topic's partition ids, as the cluster describes them (``pipelines.kafka_clients.describe_topic``: never
+    creating it). ``SourceTopicError`` when it does not exist, ``ClusterUnreachable`` when the cluster does not
+    answer within ``kafka.timeout_seconds``."""
+    from pipelines.kafka_clients import describe_topic
 
-    metadata = AdminClient(settings.kafka.librdkafka_config()).list_topics(topic, timeout=timeout)
-    found = metadata.topics.get(topic)
-    if found is None or found.error is not None or not found.partitions:
-        reason = found.error if found is not None and found.error is not None else "no partitions"
-        raise SourceTopicError(f"topic {topic} is not readable on {settings.kafka.bootstrap_servers}: {reason}")
-    return sorted(found.partitions)
+    found = describe_topic(settings, topic)
+    if found is None:
+        created = (" yet: the broker creates it when a consumer group first uses it" if topic == OFFSETS_TOPIC
+                   else "; offsetlake never creates a topic: check its name")
+        raise SourceTopicError(f"topic {topic} does not exist on cluster {settings.cluster_name} "
+                               f"({settings.kafka.bootstrap_servers}){created}")
+    if not found.partitions:
+        raise SourceTopicError(f"topic {topic} has no partitions on cluster {settings.cluster_name} "
+                               f"({settings.kafka.bootstrap_servers})")
+    return sorted(p.id for p in found.partitions)
+
+
+def check_source_topic(settings: Settings, topic: str) -> None:
+    """Raise ``SourceTopicError`` or ``ClusterUnreachable`` unless the cluster answers and holds ``topic``: one
+    DescribeTopics request, the check a command makes before it starts Spark (a JVM started for a typo costs
+    more than the answer), and the ingest before it creates any table."""
+    topic_partitions(settings, topic)
 
 
 class SourceTopicError(RuntimeError):
@@ -65,6 +82,8 @@ def kafka_source_options(settings: Settings, topic: str = OFFSETS_TOPIC,
         # Only for a query without a checkpoint (conf.settings KafkaSettings.starting_offsets).
         "startingOffsets": starting_offsets_option(settings, topic, partitions),
         "kafka.isolation.level": "read_committed",
+        # The Java consumer's Metadata requests name the topic; it must not create it (KIP-361).
+        "kafka.allow.auto.create.topics": "false",
         "failOnDataLoss": "false",
         "includeHeaders": "false",
     })
@@ -101,10 +120,13 @@ def read_offsets_topic_stream(spark: SparkSession, settings: Settings, topic: st
 def topic_end_offsets(settings: Settings, topic: str) -> dict[int, int]:
     """partition -> current end offset (ListOffsets LATEST; the LSO under read_committed)."""
     from confluent_kafka import IsolationLevel, TopicPartition
-    from confluent_kafka.admin import AdminClient, OffsetSpec
+    from confluent_kafka.admin import OffsetSpec
 
-    admin = AdminClient(settings.kafka.librdkafka_config())
+    from pipelines.kafka_clients import admin_client
+
     partitions = topic_partitions(settings, topic)
-    futures = admin.list_offsets({TopicPartition(topic, p): OffsetSpec.latest() for p in partitions},
-                                 isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=30)
-    return {tp.partition: future.result().offset for tp, future in futures.items()}
+    with admin_client(settings) as (admin, _):
+        futures = admin.list_offsets({TopicPartition(topic, p): OffsetSpec.latest() for p in partitions},
+                                     isolation_level=IsolationLevel.READ_COMMITTED,
+                                     request_timeout=settings.kafka.timeout_seconds)
+        return {tp.partition: future.result().offset for tp, future in futures.items()}

@@ -10,13 +10,17 @@ jar pyspark already ships. Any master works by configuration alone
 from __future__ import annotations
 
 import atexit
+import contextlib
+import errno
 import os
+import re
 import shutil
 import sys
 import tempfile
+import time
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from conf.settings import Settings, user_cache_dir
 from jvm.artifacts import offset_commit_udf_jar, spark_extra_jars
@@ -84,25 +88,32 @@ def spark_conf(settings: Settings) -> dict[str, str]:
     return conf
 
 
-def build_spark_session(settings: Settings) -> SparkSession:
+def build_spark_session(settings: Settings, *, read_only: bool = False) -> SparkSession:
     """Return a SparkSession for ``settings`` (reusing the active one if any).
+
+    Before Spark starts, a local warehouse is made if missing and checked to be a writable directory (only a
+    directory with ``read_only``: a command that only reads it); ``WarehouseError`` otherwise. A JVM this call
+    starts writes its output to the debug log (``settings.debug_log_path``), not to the terminal; a JVM that
+    exits at start, or a session that refuses its settings, is ``SparkStartError`` (one line; an empty warehouse
+    directory this call made is removed again).
 
     Python UDF workers start ``PYSPARK_PYTHON``; without pointing it at this
     interpreter they start the system python, which lacks our packages.
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    if settings.warehouse_is_local:
-        settings.warehouse_path.mkdir(parents=True, exist_ok=True)
-    builder = SparkSession.builder
-    for key, value in spark_conf(settings).items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    made = check_local_warehouse(settings, writable=not read_only)
+    try:
+        spark = _start_session(settings)
+    except BaseException:
+        if made:
+            with contextlib.suppress(OSError):
+                settings.warehouse_path.rmdir()  # only if still empty
+        raise
     spark.sparkContext.setLogLevel(settings.spark.log_level.upper())
     if settings.spark.log_level.upper() == "WARN":
         _quiet_expected_warnings(spark)
+    _log_query_errors(settings.debug_log_path)
     if not settings.spark.master.startswith("local"):
         # Executors of a real cluster run Python workers that import decoders/schemas/pipelines (the Python
         # decode stage, gold's pandas steps) and need not have offsetlake installed: ship this driver's code.
@@ -112,6 +123,189 @@ def build_spark_session(settings: Settings) -> SparkSession:
 
     register_jvm_udfs(spark)
     return spark
+
+
+class SparkStartError(RuntimeError):
+    """Spark did not start, or refused its settings; the message is one line (the JVM's output is in the debug
+    log)."""
+
+
+class WarehouseError(RuntimeError):
+    """The local warehouse is not a directory, cannot be made, or cannot be written; one line naming it and why."""
+
+
+def check_local_warehouse(settings: Settings, *, writable: bool = True) -> bool:
+    """Make a local warehouse's directory if missing and check that it is a directory and, if ``writable``, that a
+    file can be written there (a read-only file system, missing permissions, a full disk); ``WarehouseError``
+    otherwise. Returns whether it made the directory. Cheap, and before Spark starts: a JVM started for a warehouse
+    it cannot write fails later, deep inside a Delta write.
+
+    A warehouse on another file system (``hdfs://``, ``s3a://``...) is not checked here: Hadoop's FileSystem
+    reaches it once Spark runs, and its errors are Spark's.
+    """
+    if not settings.warehouse_is_local:
+        return False
+    path = settings.warehouse_path
+    if path.exists() and not path.is_dir():
+        raise WarehouseError(f"warehouse {path} is a file, not a directory: set warehouse (or OFFSETLAKE_WAREHOUSE) "
+                             "to a directory")
+    made = not path.exists()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WarehouseError(f"cannot make the warehouse directory {path}: {exc.strerror}{_advice(exc)}") from exc
+    if writable:
+        probe = path / f".offsetlake-write-check-{os.getpid()}"
+        refused: OSError | None = None
+        try:
+            # A few KB, not an empty file: a full disk still takes a new empty file.
+            with open(probe, "wb") as out:
+                out.write(b"\0" * 4096)
+        except OSError as exc:
+            refused = exc
+        with contextlib.suppress(OSError):
+            probe.unlink()
+        if refused is not None:
+            if made:
+                with contextlib.suppress(OSError):
+                    path.rmdir()
+            raise WarehouseError(f"cannot write to the warehouse {path}: {refused.strerror}{_advice(refused)}") \
+                from refused
+    return made
+
+
+def _advice(exc: OSError) -> str:
+    """What to do about a warehouse ``exc`` refused."""
+    if exc.errno == errno.EROFS:
+        return ": set warehouse (or OFFSETLAKE_WAREHOUSE) to a directory on a writable file system"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return (": give this user write permission there, or set warehouse (or OFFSETLAKE_WAREHOUSE) to a "
+                "directory it may write")
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return ": free space there, or set warehouse (or OFFSETLAKE_WAREHOUSE) to a disk with room"
+    if exc.errno == errno.ENOTDIR:
+        return " (a part of the path is a file): set warehouse (or OFFSETLAKE_WAREHOUSE) to a directory"
+    return ": set warehouse (or OFFSETLAKE_WAREHOUSE) to a directory this user may write"
+
+
+def _start_session(settings: Settings) -> SparkSession:
+    """``SparkSession.builder.getOrCreate`` with ``spark_conf``; the JVM started first when there is none yet, its
+    output to the debug log (``_launch_jvm``); then the session state built once (``session_state_error``)."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    conf = spark_conf(settings)
+    if SparkContext._gateway is None:
+        _launch_jvm(settings, conf)
+    builder = SparkSession.builder
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    refused = session_state_error(spark._jsparkSession)
+    if refused is not None:
+        spark.stop()
+        key = re.search(r'"(spark\.[^"]+)"', refused)
+        named = " (set in spark.extra_conf)" if key and key.group(1) in settings.spark.extra_conf else ""
+        raise SparkStartError(f"Spark refused its settings: {refused}{named}")
+    return spark
+
+
+def _launch_jvm(settings: Settings, conf: dict[str, str]) -> None:
+    """Start Spark's JVM (``spark-submit``, as PySpark does) with its stdout and stderr going to the debug log.
+
+    PySpark's own start leaves them on the terminal: a JVM that exits at start (a bad ``spark.master``, a bad JVM
+    option) printed its stack there, followed by PySpark's JAVA_GATEWAY_EXITED, and a running one its log4j
+    lines. ``launch_gateway``'s ``popen_kwargs`` are PySpark's way to capture them; the gateway it returns is
+    the one ``getOrCreate`` then uses. When the debug log cannot be written, the JVM keeps the terminal.
+    """
+    from pyspark import SparkConf, SparkContext
+    from pyspark.errors import PySparkRuntimeError
+    from pyspark.java_gateway import launch_gateway
+
+    spark_conf_ = SparkConf(loadDefaults=False).setAll(list(conf.items()))
+    path = settings.debug_log_path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        log = open(path, "ab")  # noqa: SIM115 - the JVM keeps its own copy of the descriptor
+    except OSError:
+        SparkContext._ensure_initialized(gateway=launch_gateway(spark_conf_))
+        return
+    with log:
+        log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} pid {os.getpid()}: Spark's JVM "
+                  f"(spark.master {settings.spark.master})\n".encode())
+        log.flush()
+        start = log.tell()
+        try:
+            gateway = launch_gateway(spark_conf_, popen_kwargs={"stdout": log, "stderr": log})
+        except PySparkRuntimeError as exc:
+            log.flush()
+            with open(path, "rb") as written:
+                written.seek(start)
+                output = written.read().decode("utf-8", errors="replace")
+            raise SparkStartError(f"Spark did not start (spark.master = {settings.spark.master!r}): "
+                                  f"{jvm_exit_reason(output)}") from exc
+    SparkContext._ensure_initialized(gateway=gateway)
+
+
+def jvm_exit_reason(output: str) -> str:
+    """The line of a JVM's output that says why it exited at start: spark-submit's uncaught exception (without its
+    class), else the first error line of spark-submit or of the JVM itself ("Error: ...", "Unrecognized VM option
+    ..."), else the last line."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for line in lines:
+        thrown = re.match(r'Exception in thread "\w+" (?:[\w.$]+: )?(.+)', line)
+        if thrown:
+            return thrown.group(1)
+    for line in lines:
+        if re.match(r"(Error|Invalid|Unrecognized|Could not|JAVA_HOME)\b", line):
+            return line
+    return lines[-1] if lines else "the JVM exited without a word"
+
+
+def session_state_error(jsession: Any) -> str | None:
+    """The reason Spark cannot build the state of the JVM session ``jsession`` (a SQL conf of the wrong type, such as
+    ``spark.sql.shuffle.partitions=banana``), or None.
+
+    Asked through py4j's own call, not PySpark's: PySpark turns every JVM exception into a Python one
+    (``pyspark.errors.exceptions.captured``), and its message asks the session's SQLConf whether to show the JVM
+    stack, which builds the failing session state again, which fails again, and so on. The first SQL call of
+    such a session never returned (``offsetlake gold`` printed nothing until killed).
+    """
+    from py4j import protocol
+
+    member = jsession.sessionState
+    command = protocol.CALL_COMMAND_NAME + member.command_header + protocol.END_COMMAND_PART
+    try:
+        protocol.get_return_value(member.gateway_client.send_command(command), member.gateway_client,
+                                  member.target_id, member.name)
+    except protocol.Py4JJavaError as exc:
+        cause = exc.java_exception
+        while cause.getCause() is not None:
+            cause = cause.getCause()
+        return re.sub(r"\s*SQLSTATE: \w+$", "", str(cause.getMessage() or cause.toString())).rstrip(".")
+    return None
+
+
+def _log_query_errors(path: Path) -> None:
+    """PySpark's loggers of failed queries (``SQLQueryContextLogger``, ``DataFrameQueryContextLogger``: each failed
+    query with its JVM stack, as JSON) write to the debug log, not to stderr, where PySpark puts them."""
+    import logging
+
+    from pyspark.logger import PySparkLogger
+
+    class DebugLog(logging.FileHandler):
+        def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+            pass  # a debug log that cannot be written loses the line, and says nothing on stderr either
+
+    target = str(path.expanduser().absolute())
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        logger = PySparkLogger.getLogger(name)
+        if any(isinstance(h, logging.FileHandler) and h.baseFilename == target for h in logger.handlers):
+            continue
+        for handler in list(logger.handlers):
+            if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+                logger.removeHandler(handler)
+        logger.addHandler(DebugLog(target, delay=True))
 
 
 #: Loggers whose WARN lines say what offsetlake does on purpose, once per refresh: gold's query starts at every

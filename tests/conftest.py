@@ -73,6 +73,8 @@ def base_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     return Settings(
         cluster_name="test",
         warehouse=str(tmp_path_factory.mktemp("warehouse")),
+        # The session JVM's output and PySpark's failed-query logs (pipelines/spark_session.py), kept with the run.
+        debug_log=str(tmp_path_factory.mktemp("debug-log") / "offsetlake-debug.log"),
         # One shuffle partition: the tests' tables are tiny, and every Spark job pays per task.
         # Interpreted expressions, no codegen, no AQE, the serial GC: tests/spark_conf.py says why.
         spark=SparkSettings(master="local[2]", shuffle_partitions=1, ui_enabled=False, log_level="ERROR",

@@ -34,7 +34,7 @@ def offsetlake_sql(spark, sample, monkeypatch, capsys):  # type: ignore[no-untyp
     from cli.main import main
 
     monkeypatch.setenv("OFFSETLAKE_WAREHOUSE", str(sample.settings.warehouse_path))
-    monkeypatch.setattr(pipelines.spark_session, "build_spark_session", lambda settings: spark)
+    monkeypatch.setattr(pipelines.spark_session, "build_spark_session", lambda settings, **_: spark)
 
     def run(*args: str) -> tuple[int, str, str]:
         code = main(["sql", *args])

@@ -447,3 +447,32 @@ def test_a_config_file_that_cannot_be_read_as_text_is_one_line(tmp_path: Path) -
     binary.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(ConfigError, match="expected a TOML file in UTF-8"):
         load_settings(binary, environ={})
+
+
+def test_the_clusters_timeout_is_thirty_seconds_unless_set_to_another_positive_number() -> None:
+    assert load_settings(config_file=None, environ={}).kafka.timeout_seconds == 30.0
+    assert load_settings(config_file=None, environ={"OFFSETLAKE_KAFKA__TIMEOUT_SECONDS": "2.5"}
+                         ).kafka.timeout_seconds == 2.5
+    with pytest.raises(ConfigError) as caught:
+        load_settings(config_file=None, environ={"OFFSETLAKE_KAFKA__TIMEOUT_SECONDS": "0"})
+    assert str(caught.value) == ("setting kafka.timeout_seconds = 0.0 (from env OFFSETLAKE_KAFKA__TIMEOUT_SECONDS) is "
+                                 "invalid: expected a number of seconds > 0")
+
+
+def test_a_spark_conf_of_a_type_offsetlake_knows_is_checked_before_a_jvm_starts() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(config_file=None, environ={"OFFSETLAKE_SPARK__EXTRA_CONF": "spark.sql.shuffle.partitions=banana"})
+    assert str(caught.value) == (
+        "setting spark.extra_conf.spark.sql.shuffle.partitions = 'banana' (from env OFFSETLAKE_SPARK__EXTRA_CONF) is "
+        "invalid: expected a whole number >= 1 (Spark's spark.sql.shuffle.partitions)")
+    # Good values pass; the confs offsetlake knows no type of are Spark's to check when the session starts.
+    settings = load_settings(config_file=None, environ={
+        "OFFSETLAKE_SPARK__EXTRA_CONF": "spark.executor.memory=2g,spark.ui.enabled=True,spark.sql.ansi.enabled=banana"})
+    assert settings.spark.extra_conf["spark.sql.ansi.enabled"] == "banana"
+
+
+def test_the_debug_log_is_in_the_users_cache_unless_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert Settings().debug_log_path == tmp_path / "offsetlake" / "offsetlake-debug.log"
+    assert load_settings(config_file=None, environ={"OFFSETLAKE_DEBUG_LOG": "/var/log/offsetlake.log"}
+                         ).debug_log_path == Path("/var/log/offsetlake.log")
