@@ -71,8 +71,10 @@ def run(args: argparse.Namespace) -> int:
     options = IngestOptions(topic=args.topic, once=args.once, trigger_interval=args.trigger_interval,
                             max_offsets_per_trigger=args.max_offsets_per_trigger)
     with stop_requested_by_signals("ingest: stopping after the current batch (again to abort) ...") as stop:
+        # The lease first (a second writer is refused whatever the cluster answers), then the source topic: a wrong
+        # address or topic costs no JVM and leaves only the released lease.
         with reported_as_command_errors(), writer_lease_held(settings, "ingest", stop):
-            check_source_topic(settings, options.topic)  # before Spark: a wrong address or topic costs no JVM
+            check_source_topic(settings, options.topic)
             spark = build_spark_session(settings)
             totals = ingest_with_progress(spark, settings, options, stop)
     totals.print_summary()

@@ -84,8 +84,10 @@ def run(args: argparse.Namespace) -> int:
         return run_continuously(args, settings)
     options = IngestOptions(topic=args.topic, once=True, max_offsets_per_trigger=args.max_offsets_per_trigger)
     with stop_requested_by_signals("run: stopping after the current batch or step (again to abort) ...") as stop:
+        # The lease first (a second writer is refused whatever the cluster answers), then the source topic: a wrong
+        # address or topic costs no JVM and leaves only the released lease.
         with reported_as_command_errors(), writer_lease_held(settings, "run", stop):
-            check_source_topic(settings, args.topic)  # before Spark: a wrong address or topic costs no JVM
+            check_source_topic(settings, args.topic)
             spark = build_spark_session(settings)
             try:
                 totals = ingest_with_progress(spark, settings, options, stop)
@@ -128,8 +130,10 @@ def run_continuously(args: argparse.Namespace, settings: Settings) -> int:
         metrics.observe(report)
 
     with stop_requested_by_signals("run: stopping after the current batch or step (again to abort) ...") as stop:
+        # The lease first (a second writer is refused whatever the cluster answers), then the source topic: a wrong
+        # address or topic costs no JVM and leaves only the released lease.
         with reported_as_command_errors(), writer_lease_held(settings, "run", stop):
-            check_source_topic(settings, args.topic)  # before Spark: a wrong address or topic costs no JVM
+            check_source_topic(settings, args.topic)
             print(f"run: {args.topic} on {settings.kafka.bootstrap_servers} -> {settings.warehouse_uri} (cluster "
                   f"{settings.cluster_name}, trigger {args.trigger_interval}, snapshots "
                   f"{f'every {args.snapshot_every:g}s' if args.snapshot_every else 'off'}); Ctrl-C or SIGTERM stops",

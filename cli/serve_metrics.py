@@ -87,7 +87,8 @@ def listen(command: str, host: str, port: int, registry: CollectorRegistry) -> A
     try:
         server, _ = start_http_server(port, addr=host, registry=registry)
     except OSError as exc:
-        raise CommandError(f"{command}: cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+        # The OS's reason says it all: no details for the debug log (``from None``).
+        raise CommandError(f"{command}: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     return server
 
 

@@ -26,7 +26,10 @@ def writer_lease_held(settings: Settings, command: str, stop: threading.Event | 
     """Hold the lease for the block, or raise CommandError naming its holder. ``stop``: the command's stop event
     (``cli.ingest.stop_requested_by_signals``), set if the lease is lost, so that it stops after its current batch;
     without one, the command runs its step to the end. Either way a lost lease exits 1."""
+    from pipelines.spark_session import check_local_warehouse
     from pipelines.writer_lease import LeaseError, hold
+
+    check_local_warehouse(settings)  # first: the lease table is made in the warehouse (WarehouseError otherwise)
 
     def warn(line: str) -> None:
         print(f"offsetlake: warning: {line}", file=sys.stderr, flush=True)
@@ -40,7 +43,7 @@ def writer_lease_held(settings: Settings, command: str, stop: threading.Event | 
         with _sigterm_interrupts(), hold(settings, f"offsetlake {command}", on_trouble=warn, on_lost=lost):
             yield
     except LeaseError as exc:
-        raise CommandError(str(exc)) from exc
+        raise CommandError(str(exc)) from None  # our own refusal: nothing for the debug log
 
 
 @contextlib.contextmanager
