@@ -1,6 +1,6 @@
 """Benchmark: decoding __consumer_offsets records in Spark, beside a plain scan, pure Python and Kafka's own tools.
 
-    .venv/bin/python bench/decode.py                        # 2M records per mix (issue 13's acceptance)
+    .venv/bin/python bench/decode.py                        # 2M records per mix (the size the ratios are judged at)
     .venv/bin/python bench/decode.py --rows 200000          # quicker
     .venv/bin/python bench/decode.py --mixes commits mixed  # some mixes only
     .venv/bin/python bench/decode.py --runs 12              # the fastest of 12 runs each, steadier on a busy machine
@@ -34,12 +34,11 @@ same generator's first rows), and the bench prints what a record costs beyond a 
 (planning, scheduling, the job's start and end): ``(t(N) - t(N/5)) / (4N/5)``, wall time on the
 local[2] task threads, and their ratio. Why: a job's fixed cost is a larger share of the scan's short
 time than of the decode's, so the ratio at N records flatters the decode a little at 2M and less as N
-grows (2026-11-28: commits 0.45-0.51 at 2M, 0.36 at 10M); the marginal ratio is what a cluster's
-sustained rate depends on.
+grows; the marginal ratio is what a cluster's sustained rate depends on.
 
 Peak memory (VmHWM / ru_maxrss, lifetime peaks so far): the Spark JVM (driver and, in
 local mode, the executors), the Python workers, this process, the formatter JVM. The last
-line is the ratio issue 13 names: ``decode/scan: commits X.XX, mixed X.XX, big-groups X.XX;
+line gives the ratios the decode is judged by: ``decode/scan: commits X.XX, mixed X.XX, big-groups X.XX;
 decode/kafka-formatter: X.X`` (ratios of records/s; the formatter ratio on the mixed mix).
 """
 
@@ -130,12 +129,11 @@ def timed(label: str, rows: int, func: Callable[[], Any], warm_up: int = 0, runs
     """Run ``func`` ``warm_up`` times unmeasured, then ``runs`` times; print and return records/s of the fastest.
 
     The fastest of several runs, for the Spark figures: this machine is shared, and a burst of other
-    work during one run says nothing about the decode; scan and decode are timed the same way. Three
-    warm-up runs: with one, the first mix's decode still ran partly in code the JIT had not finished
-    compiling (2026-11-26: commits 0.74 s against 0.70 s for the mixed mix after it, which does more).
-    Three were not enough either (2026-11-26 17:43: commits 0.72 s, the mixed mix after it 0.63 s), so
-    the Spark figures also warm up for at least ``warm_up_seconds`` (``--warm-up-seconds``), the scan
-    as long as the decode: both are measured once the JIT has compiled what they run.
+    work during one run says nothing about the decode; scan and decode are timed the same way. A
+    fixed number of warm-up runs is not enough: the first mix's decode still ran partly in code the JIT
+    had not finished compiling (slower than the mixed mix after it, which does more), so the Spark
+    figures also warm up for at least ``warm_up_seconds`` (``--warm-up-seconds``), the scan as long as
+    the decode: both are measured once the JIT has compiled what they run.
     """
     started = time.perf_counter()
     done = 0
@@ -310,7 +308,7 @@ def main() -> None:
     print(f"decode benchmark: Spark {spark.version}, master {spark.sparkContext.master}, {args.rows:,} records "
           f"per mix, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     ratios: dict[str, float] = {}
-    formatter_ratio: float | None = None  # on the mixed mix only, as issue 13 names it
+    formatter_ratio: float | None = None  # on the mixed mix only, as the last line reports it
     for mix in args.mixes:
         path = work / f"raw-{mix}"
         generate(spark, path, args.rows, mix)

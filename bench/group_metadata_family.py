@@ -1,4 +1,4 @@
-"""Benchmark: GroupMetadata records per record, as the Spark decode runs them (issue 13, must-have 3).
+"""Benchmark: GroupMetadata records per record, as the Spark decode runs them.
 
     .venv/bin/python bench/group_metadata_family.py             # about 8 minutes
     .venv/bin/python bench/group_metadata_family.py --scale 0.2
@@ -6,7 +6,7 @@
 Per record, for each case, on ONE core (Spark ``local[1]``; the pure decoders in this process):
 
 * table-driven ``decode_record``: ``decoders.records._decode_generic``, what ``decode_record`` was
-  when issue 13 was filed (the baseline of its "10x per record"), in this process;
+  before the generated readers (the baseline a tenfold gain per record is judged against), in this process;
 * generated ``decode_record``: ``decoders.records._decode_generated``, what it runs first today;
 * Spark family pass, Python: the GroupMetadata family as it was decoded before the JVM UDF: one
   ``mapInArrow`` per record through the generated readers, ``from_pylist`` into Arrow;

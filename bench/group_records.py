@@ -1,6 +1,6 @@
 """Benchmark: decoding group records (GroupMetadata and the KIP-848 records) per record,
 the table-driven path (``decoders.records._decode_generic``, what ``decode_record`` ran
-before issue 13 and still runs for malformed records) beside the generated readers
+before the generated readers and still runs for malformed records) beside the generated readers
 (``decoders.records._decode_generated``, :mod:`decoders.readers`, what ``decode_record``
 runs first now).
 

@@ -1,5 +1,4 @@
-"""Benchmark: the newer group records (KIP-848, share, streams) per record, as the Spark decode runs them
-(issue 13, must-have 3).
+"""Benchmark: the newer group records (KIP-848, share, streams) per record, as the Spark decode runs them.
 
     .venv/bin/python bench/group_records_family.py                    # about 8 minutes
     .venv/bin/python bench/group_records_family.py --rows 200000 --python-rows 10000
@@ -7,8 +6,8 @@
 bench/group_metadata_family.py's method, for the newer group-records family. Per record, for each case, on
 ONE core (Spark ``local[1]``; the pure decoders in this process):
 
-* table-driven ``decode_record``: ``decoders.records._decode_generic``, what ``decode_record`` was when
-  issue 13 was filed (the baseline of its "10x per record"; bench/group_records.py: ~7.5 µs on kip848);
+* table-driven ``decode_record``: ``decoders.records._decode_generic``, what ``decode_record`` was before
+  the generated readers (the baseline a tenfold gain per record is judged against);
 * generated ``decode_record``: ``decoders.records._decode_generated``, what it runs first today;
 * Spark family pass, Python: the family as it was decoded before ``GroupRecordExpression``: one
   ``mapInArrow`` per record through ``decode_record``, ``from_pylist`` into Arrow;

@@ -1,4 +1,4 @@
-"""Benchmark: offsetlake at 10,000 groups (issue 17) — the main job, checks, dashboard and queries, timed.
+"""Benchmark: offsetlake at 10,000 groups — the main job, checks, dashboard and queries, timed.
 
     .venv/bin/python bench/scale.py                                   # 10,000 groups, 10M commits (~20 min)
     .venv/bin/python bench/scale.py --groups 500 --commits 300000     # a quick look (~8 min)
@@ -30,7 +30,7 @@ What it does, on the embedded broker, each step in processes of its own as a use
 
 Memory: the process tree (this script, the broker's JVM, each command's Python driver, Spark's JVM, Spark's
 Python workers) is sampled every 0.2 s with psutil; each step's peak of the sum and of each kind of process
-is printed. The last line is issue 17's:
+is printed. The last line sums the run up:
 ``scale: G groups, A assignment rows, C commits, peak X.X GiB, slowest query Y.Y s``.
 """
 
@@ -251,7 +251,7 @@ class Query:
 
 
 def typical_queries(plan: ClusterPlan, end_ms: int) -> list[Query]:
-    """Issue 17's five questions, on groups and a moment the generated history has answers for."""
+    """The five typical questions, on groups and a moment the generated history has answers for."""
     big = next(g for g in plan.groups if g.kind.name == "cooperative-big")
     storm = next(g for g in plan.groups if g.kind.storm)
     moment = (big.episodes[1] + big.episodes[2]) // 2
@@ -489,7 +489,7 @@ def main() -> None:
         print(f"{s.name[:72]:<72} {s.seconds:9.1f} {s.memory.total / GIB:9.2f}")
     print(f"whole run: {describe_memory(sampler.whole)}; load {load_text()}; logs in {log}")
     print("slowest query: " + "; ".join(f"{path} {seconds:.2f} s" for path, seconds in slowest_by.items()))
-    # Issue 17's figure: the slowest answer a user waits for on the default paths (offsetlake sql, serve-sql);
+    # The last line's figure: the slowest answer a user waits for on the default paths (offsetlake sql, serve-sql);
     # --engine spark's first query in a new JVM is printed above and beside, not in it.
     slowest = max(seconds for path, seconds in slowest_by.items() if "--engine spark" not in path)
     if not args.keep and not args.reuse:

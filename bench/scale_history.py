@@ -1,4 +1,4 @@
-"""A cluster's `__consumer_offsets` history at scale, for ``bench/scale.py`` (issue 17): pure Python, no Spark.
+"""A cluster's `__consumer_offsets` history at scale, for ``bench/scale.py``: pure Python, no Spark.
 
 Why templates: the reference coordinator (``coordinator/``) writes a group's records as Kafka's would —
 joins, SyncGroup, cooperative revocations, KIP-848 epochs, every field — but simulating 10,000 groups over a
@@ -71,7 +71,7 @@ ARCHETYPES: tuple[Archetype, ...] = (
     Archetype("storm", members=8, partitions=16, share=0.0013, storm=True, per_topic=1),
 )
 """Most groups 1-10 members; a few hundred of 20; some of 100-500 on topics of up to 1,000 partitions; range,
-cooperative-sticky and KIP-848; rebalance storms in a few (issue 17's mix)."""
+cooperative-sticky and KIP-848; rebalance storms in a few: the mix of a large shared cluster."""
 
 
 def scenario(kind: Archetype) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Three ways a member leaves a classic group, with real consumers under steady traffic (issue 12, items 3, 4).
+"""Three ways a member leaves a classic group, with real consumers under steady traffic.
 
 Each scenario has its own group on one topic that a background producer keeps feeding, so every
 member reads and commits all the time, as a busy consumer does: the commits are the evidence gold

@@ -33,9 +33,10 @@ from jvm.artifacts import kafka_classpath
 
 STATE_FILE = "broker.json"
 
-# Test-friendly broker settings (shared/stack.md section 2.5). Few
-# __consumer_offsets partitions keep Spark's task count low; the KIP-848 timings
-# are broker-side and default to a 45 s session minimum, far too slow for tests.
+# Test-friendly settings for a single-node broker (replication factors of 1). Few
+# __consumer_offsets partitions keep Spark's task count low; the KIP-848 timings are
+# broker-side (GroupCoordinatorConfig.java) and default to a 45 s session minimum,
+# far too slow for tests.
 TEST_FRIENDLY_PROPERTIES: dict[str, str] = {
     "num.partitions": "1",
     "offsets.topic.replication.factor": "1",
@@ -152,8 +153,8 @@ def die_with_parent(command: list[str]) -> list[str]:
     the forked child of a multi-threaded process (the test run has Spark's, librdkafka's and its own
     threads), which Python's documentation calls unsafe ("the child process could deadlock before exec
     is called"); the parent then waits for that child forever, in ``os.read`` of the exec-status pipe
-    (python/cpython#120998 shows both processes stuck there). A CI run hung at that step, starting the
-    session broker while the background builds' thread was busy (2026-11-26). Without ``preexec_fn``
+    (python/cpython#120998 shows both processes stuck there); a CI run hung so, starting the session
+    broker while another thread was busy. Without ``preexec_fn``
     Python spawns with vfork and runs no Python code in the child; ``start_new_session`` does the
     ``setsid`` in C.
     """

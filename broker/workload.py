@@ -193,7 +193,7 @@ def close_one_by_one(consumers: list, *, leave_first: bool = True, settle_second
     """Close ``consumers`` in order, serving every rebalance with ``poll()`` and none inside ``close()``.
 
     Why: librdkafka serves a pending rebalance event inside ``close()``; when that event grants
-    partitions, the ``assign`` it makes can wait forever (librdkafka issue #4884, open), and
+    partitions, the ``assign`` it makes can wait forever (confluentinc/librdkafka#4884, open), and
     confluent-kafka makes it while holding the GIL, so every other Python thread stops too. Seen
     here once in the decoder oracle's workload (seven groups in threads): the whole suite hung.
     So before each ``close()``: a dynamic member first unsubscribes (the LeaveGroup ``close()``

@@ -1,7 +1,7 @@
 """The records the coordinator appends to ``__consumer_offsets``, and which value versions it uses.
 
 Builders follow ``GroupCoordinatorRecordHelpers.java``; the version rules come from that file at
-each release (see ``/work/shared/kafka-records.md`` §3-4):
+each release:
 
 ==============================  =======================================================
 OffsetCommitValue               v1 when the commit set an expire timestamp (explicit

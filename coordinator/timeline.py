@@ -9,8 +9,9 @@ and produces the run's ground truth in two shapes:
 Times are epoch milliseconds of the simulated clock. The truth is the coordinator's in-memory
 state (as Kafka's ``GroupMetadataManager`` holds it), which is richer than what
 ``__consumer_offsets`` persists: PreparingRebalance/CompletingRebalance and member arrivals and
-departures are never written there (``shared/kafka-records.md`` §11). The table columns say which
-values a records-only pipeline can and cannot recover.
+departures are never written there (``GroupMetadataValue`` holds no state: a group read back is Empty
+without members, otherwise Stable). The table columns say which values a records-only pipeline can and
+cannot recover.
 
 Table columns
 -------------

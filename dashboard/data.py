@@ -35,14 +35,15 @@ from typing import Any
 Row = dict[str, Any]
 
 MAX_CHARTED_GROUPS = 50
-"""Groups whose rows the charts carry, worst first (every group is in the status table). 500 made a page of
-89 MiB that headless Chromium took 31 s to draw, with 500 groups of bench/scale.py's mix (2026-11-29)."""
+"""Groups whose rows the charts carry, worst first (every group is in the status table): the page's size and the
+time a browser takes to draw it grow with them, and ten times as many took half a minute to draw (bench/scale.py;
+the figures are in CHANGELOG.md)."""
 MAX_CHART_ROWS = 25_000
 """Detail rows (``CHART_COLUMNS``: assignments, lag per partition and snapshot, members, commit minutes) the
-charted groups may hold in all. A group of 1,000 partitions has ~18,000 lag points in 18 snapshots: at 10,000
-groups (bench/scale.py, 2026-11-29) the 50 worst were mostly such groups, a 238 MiB page that headless Chromium
-drew in 78 s; with 60,000 rows, 31.6 MiB drawn in 6.3 s. A group that does not fit is passed over (the worst one
-is always charted); its own page charts it (``--group``, ``--serve``: 12 MiB, 1.2 s served)."""
+charted groups may hold in all. A group of 1,000 partitions has ~18,000 lag points in 18 snapshots, and at
+10,000 groups the 50 worst are mostly such groups: without a cap on rows the page is hundreds of MiB (the figures
+are in CHANGELOG.md). A group that does not fit is passed over (the worst one is always charted); its own page
+charts it (``--group``, ``--serve``)."""
 
 # The columns each chart needs, per table: readers fetch only these (those a table has: an older
 # warehouse may lack a newer column, e.g. assignment_kind, and its rows then lack the key).

@@ -56,9 +56,10 @@ def read_with_delta_rs(settings: Settings, name: str, columns: tuple[str, ...],
                        filters: tuple[Filter, ...] = (), groups: Collection[str] | None = None) -> list[Row]:
     """The table's ``columns`` (those it has) through delta-rs's DataFusion engine (``deltalake.QueryBuilder``).
 
-    Not ``DeltaTable.to_pyarrow_table``: that path refuses tables with deletion vectors (deltalake 1.6.6,
-    shared/stack.md section 7), which the MERGE targets gold.committed_offsets and gold.offset_commit_rate
-    have (pipelines/gold/committed_offsets.py); DataFusion applies them (a deleted row is not returned).
+    Not ``DeltaTable.to_pyarrow_table``: in deltalake 1.6.6 that path refuses tables with deletion vectors
+    (its reader-feature check is narrower than DataFusion's), which the MERGE targets gold.committed_offsets
+    and gold.offset_commit_rate have (pipelines/gold/committed_offsets.py); DataFusion applies them (a
+    deleted row is not returned).
     ``groups``: only these groups' rows (``WHERE "group" IN (...)``, pushed down to the scan: files whose
     statistics rule the groups out are not read).
     """

@@ -12,8 +12,8 @@ process per chmod; see its pom.xml), into ``.jvm/offset-commit-udf/``.
 
 Maven copies each set's runtime closure into ``.jvm/<set>-libs/`` from Maven's usual
 per-user local repository (``~/.m2/repository``, or ``OFFSETLAKE_MAVEN_REPO``), so a second clone
-on the same machine downloads nothing (until 2026-11-25 it was ``.jvm/m2``, per work tree: every
-fresh clone fetched ~190 MB from Maven Central again, 35 s of ``make test``'s set-up). A stamp file
+on the same machine downloads nothing (a repository per work tree would fetch the whole closure from
+Maven Central again for every fresh clone). A stamp file
 records a hash of the POM and the Maven settings; while it matches, nothing is run, so a second set-up downloads
 nothing and works offline. We use Maven rather than Spark's ``spark.jars.packages``
 because Ivy re-checks remote metadata at every session start.

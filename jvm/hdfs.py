@@ -1,7 +1,7 @@
 """A single-node HDFS (one NameNode, one DataNode) on 127.0.0.1, from Maven Central's Hadoop jars.
 
-Issue 15 asks for a real distributed file system under the warehouse in the tests, started by the
-project's own code like the embedded broker (broker/embedded.py). This is Hadoop's own start-up, minus
+The tests put the warehouse on a real distributed file system, started by the project's own code like
+the embedded broker (broker/embedded.py). This is Hadoop's own start-up, minus
 its shell scripts: ``NameNode -format`` in a JVM of its own, then the ``NameNode`` and ``DataNode``
 daemons (``org.apache.hadoop.hdfs.server.*``), each a JVM configured by a ``core-site.xml`` and
 ``hdfs-site.xml`` written here. The jars are the ``hdfs`` artifact set (conf/jvm/hdfs.pom.xml): the

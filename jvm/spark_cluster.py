@@ -1,6 +1,6 @@
 """A Spark standalone cluster (one master, N workers) on 127.0.0.1, from the Spark distribution pyspark ships.
 
-Issue 15 asks that the main job run on a real multi-process Spark cluster in the tests: the master and
+The tests run the main job on a real multi-process Spark cluster: the master and
 the workers are Spark's own daemons, started as Spark's ``sbin/start-*.sh`` would, through
 ``bin/spark-class`` of the pip-installed pyspark (``org.apache.spark.deploy.master.Master`` and
 ``...worker.Worker``). Each worker launches executor JVMs for the applications that ask; those run the

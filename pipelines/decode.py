@@ -1,6 +1,6 @@
 """Decode a DataFrame of raw ``__consumer_offsets`` records into typed columns, in Spark.
 
-Records are **routed by the key's record type before any decoding** (issue 13): the
+Records are **routed by the key's record type before any decoding**: the
 type is the key's leading int16, computed in the JVM (``record_type_column``), and each
 family has its own narrow schema (``schemas.decoded_records``):
 
@@ -241,9 +241,8 @@ FAMILY = "family"
 """Column of the first stage: the family a record belongs to, by its key's record type, as its index in
 ``FAMILIES`` (a tinyint: ``stage_counts`` turns it back into the name after counting).
 
-A code rather than the name because every row carries it and is filtered and grouped by it: on 2M
-offset commits (bench/decode.py, 2026-11-26) grouping the first stage by the name string took 0.70 s
-against 0.51 s by the code, beside a 0.27 s plain scan."""
+A code rather than the name because every row carries it and is filtered and grouped by it: grouping the
+first stage by the code instead of the name string is faster (bench/decode.py measures it)."""
 
 FAMILIES = ("offset_commits", "group_metadata", "newer_group_records", "unroutable")
 
@@ -293,9 +292,9 @@ def first_stage(raw: DataFrame) -> DataFrame:
     with the raw bytes for each row the JVM does not decode exactly (and every unroutable record: no
     JVM decoder for them). ``families`` splits it; ``stage_counts`` counts it.
 
-    Written as SQL text, not ``pyspark.sql.functions``: built from Column objects, this plan took
-    about 1,100 py4j calls, 70–130 ms per micro-batch (cProfile, 2026-11-27), a fifth of the whole
-    decode of 2M commits in bench/decode.py; each text expression is one call, parsed in the JVM.
+    Written as SQL text, not ``pyspark.sql.functions``: built from Column objects, this plan would take
+    about a thousand py4j calls per micro-batch, a fifth of the whole decode of bench/decode.py's commits
+    (recorded in CHANGELOG.md); each text expression is one call, parsed in the JVM.
     """
     routed, decoded, stage = _first_stage_sql()
     return raw.selectExpr(*routed).selectExpr(*decoded).selectExpr(*stage)
@@ -399,10 +398,9 @@ def stage_counts(stage: DataFrame) -> DataFrame:
     Grouped by one bigint packing the three (family code << 33 | pending << 32 | partition + 2^31, so
     that any int partition fits the low 32 bits and casts back within range under ANSI), unpacked
     on the few counted rows (SQL text, as in ``first_stage``): Spark's hash aggregate on the three
-    columns cost 6-9 % more of this job than on one long (best of 15, two runs, 2026-11-28). Nothing
-    else is aggregated here: this is the job bench/decode.py times as the decode, and a
-    max(record_timestamp) added to it cost 7-10 % of it (2026-11-27); the ingest takes a batch's newest
-    record time from its cached Kafka batch instead.
+    columns costs more than on one long. Nothing else is aggregated here: this is the job bench/decode.py
+    times as the decode, and a max(record_timestamp) added to it made it measurably slower (both recorded
+    in CHANGELOG.md); the ingest takes a batch's newest record time from its cached Kafka batch instead.
     """
     names = ", ".join(f"'{name}'" for name in FAMILIES)
     packed = (f"shiftleft(CAST({FAMILY} AS BIGINT), 33) | shiftleft(CAST({PENDING} AS BIGINT), 32)"

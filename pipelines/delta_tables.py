@@ -35,7 +35,7 @@ def table_exists(settings: Settings, spec: TableSpec) -> bool:
 
 def newest_version(settings: Settings, spec: TableSpec) -> int:
     """The table's newest version from its log through delta-rs, no Spark job (``latest_version`` asks Spark's
-    history: 7.5 s of a new JVM's check on bench/gold.py's warehouse, 2026-11-29). delta-rs raises
+    history, which in a new JVM takes seconds). delta-rs raises
     ``TableNotFoundError`` for a table that does not exist."""
     from deltalake import DeltaTable
 

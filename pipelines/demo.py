@@ -112,13 +112,13 @@ class DemoResult:
     steps: list[tuple[str, float]]
     seconds: float
     freshness: FreshnessOutcome | None = None
-    #: gold table -> (rows only in the table, rows only in a full rebuild from bronze); issue 14: all (0, 0)
+    #: gold table -> (rows only in the table, rows only in a full rebuild from bronze); all (0, 0) when they agree
     rebuild: dict[str, tuple[int, int]] | None = None
 
 
 @dataclass(frozen=True)
 class FreshnessOutcome:
-    """How long records took to reach gold while the main job ran beside the workload (issue 14)."""
+    """How long records took to reach gold while the main job ran beside the workload."""
 
     commits: Latency
     rebalances: Latency
@@ -399,10 +399,10 @@ def _step(name: str, steps: list[tuple[str, float]], report: Callable[[str], Non
            + (f" ({'; '.join(detail)})" if detail else ""))
 
 
-#: The main job's trigger in the demo: issue 14 measures freshness with a 2-second trigger.
+#: The main job's trigger in the demo: freshness is measured with a 2-second trigger.
 MAIN_JOB_TRIGGER = "2 seconds"
 #: How long the demo lets the main job absorb what the broker wrote; then the rest is drained as ``run --once``
-#: does (the continuous query sometimes ran no batch for minutes after an empty first one: issue 14's note).
+#: does (the continuous query sometimes ran no batch for minutes after an empty first one).
 MAIN_JOB_CATCH_UP_SECONDS = 120.0
 #: How long the demo waits for each warm-up step to reach gold (the steady group's commits, the warm group's member).
 MAIN_JOB_WARM_UP_SECONDS = 240.0
@@ -553,7 +553,7 @@ def run_demo(settings: Settings, options: DemoOptions = DemoOptions(), *, broker
         with step(f"warm the main job up: {groups.steady} commits every second, then {groups.warm} gets a member, "
                   "each until gold shows it") as detail:
             # A running job has been through both of gold's paths long before; a new one compiles each on first
-            # use (its first incremental refresh of groups took 30 s against 17-22 s warm, 2026-11-27).
+            # use, and the first incremental refresh of groups takes far longer than a warm one.
             steady = cleanup.enter_context(SteadyCommitter(client, options.topic, options.partitions, groups.steady))
             warm = main_job.wait_until_written(committed_offsets.TABLE.name, MAIN_JOB_WARM_UP_SECONDS)
             if warm is not None:

@@ -1,11 +1,10 @@
 """Silver from bronze: a streaming query over bronze's raw records that decodes them into the silver tables.
 
-Issue 14: "bronze -> silver (decode) as a Delta streaming source, so silver can be re-derived from bronze".
+Silver is decoded from bronze through Delta's streaming source, so it can always be derived again from bronze.
 ``derive_silver`` runs, per cluster and source topic, a Structured Streaming query whose source is bronze
 (Delta's streaming source) and whose ``foreachBatch`` (``write_silver``) decodes the batch's raw records and
 appends each silver table's rows; the ingest runs it after each of its own micro-batches (Kafka -> bronze, a
-plain copy), so silver is current when gold's query starts. Until 2026-11-28 the ingest decoded each Kafka
-batch itself and wrote silver in the same ``foreachBatch`` as bronze.
+plain copy), so silver is current when gold's query starts.
 
 Exactly once, as the ingest: the query's checkpoint (``checkpoint_path``) holds each batch's range of bronze
 before it runs, a batch is run again over the same range after a crash, and every silver append carries
@@ -243,7 +242,7 @@ def derive_silver(spark: SparkSession, settings: Settings, topic: str) -> dict[s
 def offsets_held(spark: SparkSession, settings: Settings, topic: str) -> dict[int, int]:
     """Source partition -> the highest offset of this cluster's ``topic`` any silver table holds (one job).
 
-    Non-empty on a warehouse whose ingest wrote silver itself (before 2026-11-28): silver's new query then
+    Non-empty on a warehouse whose ingest wrote silver itself (an older offsetlake): silver's new query then
     starts at bronze's newest version, the records of that version and older already decoded dropped by these
     offsets (a batch of the old ingest may be in that version). One narrow window is left: a query killed
     after planning its first batch and before committing it runs that batch again without this filter (the
@@ -338,7 +337,7 @@ def write_silver(spark: SparkSession, settings: Settings, topic: str, bronze: Da
 def tables_from_bronze(spark: SparkSession, settings: Settings) -> dict[str, DataFrame]:
     """Each table of ``TABLES`` derived again from every record bronze holds, without writing (name -> rows).
 
-    Issue 14: silver can be re-derived from bronze. bronze.offsets_topic_records keeps each record's raw key
+    Silver can be derived again from bronze: bronze.offsets_topic_records keeps each record's raw key
     and value with its source position, exactly once; the same decode the ingest runs per micro-batch (the
     JVM's first stage once, then the Python decoders only for the families where it left rows;
     ``write_silver``) over all of them gives the rows silver's query wrote, ``ingested_at`` apart (now). So gold

@@ -1,4 +1,4 @@
-"""The warehouse's files through Hadoop's FileSystem API, so that any URI Spark can write works (issue 15).
+"""The warehouse's files through Hadoop's FileSystem API, so that any URI Spark can write works.
 
 Delta tables are read and written by Spark and Delta, which take URIs; what offsetlake does to the
 warehouse's files beside them (list a table's data files, read a streaming checkpoint's offset log,

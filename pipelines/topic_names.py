@@ -1,11 +1,11 @@
-"""silver.topic_names: the dimension that names topic ids, kept by the end-offset snapshots (issue 14, item 3).
+"""silver.topic_names: the dimension that names topic ids, kept by the end-offset snapshots.
 
-Why a table of its own: KIP-848 group records and offset commits v4 name partitions by topic id, and gold names
-them without asking the cluster (so a rebuild from the warehouse gives the same rows). Until 2026-11-27 gold read
-the names from every row of silver.partition_end_offsets -- a distinct over all snapshot history, growing with
-every snapshot. A topic id names one topic for good (Kafka gives a re-created topic a new id, KIP-516), so this
-table gains a row only when a snapshot describes an id it has not seen: in a steady cluster a snapshot reads a
-few rows here and writes nothing.
+Why a table of its own: KIP-848 group records and offset commits v4 name partitions by topic id, and readers name
+them without asking the cluster (so a rebuild from the warehouse gives the same rows). Reading the names from every
+row of silver.partition_end_offsets would be a distinct over all snapshot history, growing with every snapshot. A
+topic id names one topic for good (Kafka gives a re-created topic a new id, KIP-516), so this table gains a row
+only when a snapshot describes an id it has not seen: in a steady cluster a snapshot reads a few rows here and
+writes nothing.
 
 - Key: (cluster_name, topic_id).
 - Incremental strategy: insert-only. Each snapshot appends the ids it named that the table lacks, once

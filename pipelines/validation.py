@@ -25,7 +25,7 @@ records can show:
   (expiry, OffsetDelete, group deletion) at or after that commit;
 * a generation's ``end_reason`` (gold's likely cause) must stand for the reference's actual cause
   when exactly one rebalance separates it from the next visible generation (``CAUSES``);
-* rebalance events (issue 12, items 1-4): one per visible generation after the first of an
+* rebalance events: one per visible generation after the first of an
   incarnation. A partition moved when its owner (static id, else member id) in the new generation is
   not its last owner in an earlier visible generation since the group was last Empty -- so a
   cooperative rebalance's revoking round moves nothing and its follow-up moves what was revoked. The
@@ -43,7 +43,7 @@ records): ``group_generations`` (one row per group epoch: members and preferred 
 the bump, ``stable_at`` the first moment every member was reconciled to it, ``ended_at`` the next
 bump, and gold's likely cause must stand for the reference's cause of that bump), ``group_membership``
 (one row per member stay **and subscription**: a changed subscription closes the row and opens the
-next at the same moment -- issue 12, item 5), ``partition_assignments`` ('current' and
+next at the same moment), ``partition_assignments`` ('current' and
 'pending_revocation' by member epoch, 'target' by assignment epoch, matched by topic id: the
 scenario's topic ids exist on no cluster, so gold cannot name them), ``group_state_history``
 (Empty, Assigning, Reconciling, Stable after each write, with group and assignment epochs) and

@@ -247,7 +247,7 @@ class _Scoped:
     def frame(self, name: str, scope: Scope) -> DataFrame:
         """``name``'s rows for rules of ``scope``; a group-scoped frame is cached when first read: several rules
         read the same groups' rows (three read silver.offset_commits', which is partitioned by day, not grouped:
-        each read scans it; bench/gold.py's 10M warehouse, 50 groups, 2026-11-29: 4.2, 3.0 and 5.2 s)."""
+        each read scans it, for seconds on bench/gold.py's warehouse)."""
         key = (name, scope)
         if key not in self._cache:
             frame = self._frame(name, scope)

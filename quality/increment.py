@@ -1,7 +1,7 @@
 """What ``offsetlake check`` has not judged yet: the increment since its last run, per rule scope.
 
-Issue 14, item 5: "cross-row rules run on the increment". A check of the whole warehouse scans every table
-(bench/scale.py at 10,000 groups, 2026-11-29: 108 s and a 5.7 GiB Spark JVM); a scheduled check after each
+Cross-row rules run on the increment: a check of the whole warehouse scans every table (minutes and gigabytes
+of Spark JVM at 10,000 groups, bench/scale.py; recorded in CHANGELOG.md), and a scheduled check after each
 `run --once` needs only what changed since the previous check. Each rule says what it must see to judge a row
 (``quality.suite.Scope``): the row alone (ROW), every row of the row's group (GROUP: a window or a join within a
 group), or the whole table (TABLE: an aggregate over it). The increment is then:

@@ -105,7 +105,7 @@ QUARANTINE_FIELDS = [
 ]
 
 # Records are routed by the key's record type (computed in SQL) before any decoding, and
-# each family is decoded into its own narrow schema (issue 13): an offset commit carries
+# each family is decoded into its own narrow schema: an offset commit carries
 # 20 flat columns instead of a union of every record type's nested struct (206 leaves,
 # almost all null). Every family keeps the three quarantine columns, so a record of that
 # family that fails to decode stays in the same pass and is split off afterwards.

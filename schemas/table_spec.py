@@ -16,21 +16,20 @@ table's feed costs nothing at write time: Delta reads its inserts from the files
 
 DELETION_VECTORS: tuple[str, str] = ("delta.enableDeletionVectors", "true")
 """Deletion vectors on the gold tables a refresh MERGEs into or replaces groups of: a row deleted from a file is
-marked in a small side file instead of the whole file being rewritten, so the write costs what changed. On
-bench/gold.py's warehouse (1M commits, 50 of 1,000 groups touched, 2026-11-27, load ~2.5) the five group tables'
-replaceWhere writes took 8.8 s with them against 10.8 s without. delta-rs reads them through DataFusion."""
+marked in a small side file instead of the whole file being rewritten, so the write costs what changed (the gain
+on bench/gold.py's warehouse is recorded in CHANGELOG.md). delta-rs reads them through DataFusion."""
 
 GROUP_CLUSTERING: tuple[str, ...] = ("cluster_name", "group")
 """Liquid clustering of the gold tables and of silver's group tables: rows of one group together (Delta 4,
 ``CLUSTER BY``; OPTIMIZE, i.e. ``offsetlake maintain``, lays the files out). A refresh reads the silver records
 of the groups that changed and replaces or MERGEs their gold rows, and the dashboards ask for one group: with
-files clustered by group, each skips the files of other groups by their column statistics (issue 14, item 4).
+files clustered by group, each skips the files of other groups by their column statistics.
 Not on silver.offset_commits and bronze: they are partitioned by date, which clustering excludes."""
 
 
 class Incremental(enum.Enum):
     """How a refresh brings a gold table up to date with what silver gained: declared by the table's module beside
-    its schema, key and build step (issue 14, item 7), as a dbt model declares its ``incremental_strategy``.
+    its schema, key and build step, as a dbt model declares its ``incremental_strategy``.
 
     ``pipelines/gold/refresh.py`` writes each gold table by the strategy it declares (a test holds every gold
     table to one); ``offsetlake run --once`` and ``refresh`` re-run any of them idempotently after a kill.

@@ -1,6 +1,6 @@
 """gold.committed_offsets: the latest committed offset per (cluster, group, topic, partition).
 
-The table's whole definition (issue 14, item 7): ``TABLE`` (schema, key, clustering, properties),
+The table's whole definition, in one module: ``TABLE`` (schema, key, clustering, properties),
 the build step (``committed_offsets``: the full rebuild from silver.offset_commits) and the incremental
 strategy (``Incremental.MERGE_LATEST_PER_KEY``, ``merge_commits``: each key's newest new record, MERGEd when newer
 than the row there, a tombstone deleting it).
@@ -46,7 +46,7 @@ TABLE = TableSpec(
     ]),
     key=("cluster_name", "group", "topic", "partition"),
     cluster_by=GROUP_CLUSTERING,
-    # Deletion vectors (issue 14, item 4): every refresh MERGEs a few keys into this table; with them a
+    # Deletion vectors: every refresh MERGEs a few keys into this table; with them a
     # MERGE marks the rows it replaces instead of rewriting each file that holds one. The dashboard
     # reads such tables through delta-rs's DataFusion engine (dashboard/read.py), which applies them.
     properties=(DELETION_VECTORS,),

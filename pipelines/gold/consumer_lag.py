@@ -34,7 +34,7 @@ the old type's tombstone and keeps its offsets) ends nothing.
 The per-partition work is plain Python (``partition_rows``, the replay of one partition's snapshots and offset
 records in the order they were written).
 
-Incremental, through Spark's state store (issue 14, item 1): ``refresh_consumer_lag`` runs one Structured
+Incremental, through Spark's state store: ``refresh_consumer_lag`` runs one Structured
 Streaming query (``lag_events``: what silver.partition_end_offsets and silver.offset_commits gained, Delta's
 streaming source) grouped by cluster and bucket of topics into ``transformWithStateInPandas`` (``TopicReplay``),
 whose state is, per partition, what a later replay needs of everything before (``PartitionTail``: the last
@@ -43,8 +43,8 @@ snapshot). Each
 micro-batch replays the tails with the new records through ``advance_partition`` and gives the rows of the new
 snapshots; the group tombstones, which carry no topic, are applied to those rows (``ended_by_group_tombstones``),
 then the group status (``with_group_status``). What a refresh reads is what silver gained plus the state of the
-topics it touched, not the history (before: every snapshot's high watermark and every offset record, 43-54 s
-for one new snapshot at 10M commits; bench/lag.py measures it).
+topics it touched, not the history (every snapshot's high watermark and every offset record, which a full
+rebuild reads; bench/lag.py measures both).
 
 Exactly once: each batch's rows are appended with ``txnAppId = offsetlake-consumer-lag:<cluster>`` and
 ``txnVersion`` = the newest snapshot id in them, so a batch run again after a crash writes nothing; the query's
@@ -53,7 +53,7 @@ rows. A snapshot is computed from the commits ingested when it is first refreshe
 from the next snapshot on, as Burrow would see it); ``full=True`` recomputes every snapshot from silver as it is.
 ``consumer_lag_frame`` is the same computation over all of silver in one batch (the tests compare the two).
 
-The table's whole definition (issue 14, item 7): ``TABLE`` (schema, key, its CHECK constraints), the build step
+The table's whole definition, in one module: ``TABLE`` (schema, key, its CHECK constraints), the build step
 (``partition_rows``, ``advance_partition``, ``with_group_status``) and the incremental strategy
 (``Incremental.APPEND_NEW_SNAPSHOTS``, ``refresh_consumer_lag``). Tested in tests/pipelines/gold/test_consumer_lag.py.
 """
@@ -314,7 +314,7 @@ def partition_rows(cluster: str, topic: str, partition: int, snapshots: list[Sna
             yield row
 
 
-# -- the replay state kept between refreshes (Spark's state store; issue 14, item 1) -----------------------
+# -- the replay state kept between refreshes (Spark's state store) -----------------------------------------
 
 
 @dataclass(frozen=True)
@@ -479,13 +479,14 @@ class TopicReplay(StatefulProcessor):
     by the micro-batch's new snapshots and offset records, and the rows of the new snapshots.
 
     Keyed by a bucket of topics (``STATE_BUCKETS``), not by topic: every snapshot touches every topic, and each
-    key's call costs a few milliseconds whatever it holds (its state's round trips to the JVM, its pandas frames):
-    at 2,000 topics one snapshot took 22.7 s keyed by topic (bench/lag.py, 2026-11-29 08:55).
+    key's call costs a few milliseconds whatever it holds (its state's round trips to the JVM, its pandas frames),
+    so keyed by topic a snapshot of thousands of topics took tens of seconds (bench/lag.py; recorded in
+    CHANGELOG.md).
 
     Spark's newer stateful API rather than ``applyInPandasWithState``: PySpark 4.1.1's serializer for the older
     one slices its Arrow batches at float offsets whenever a batch holds more rows than keys (pandas turns the
     state-info column's padding nulls into NaN) and fails with ``TypeError: 'float' object cannot be interpreted
-    as an integer`` (2026-11-29, pandas 2.3.3, pyarrow 26).
+    as an integer`` (seen with pandas 2.3.3 and pyarrow 26).
     """
 
     def __init__(self, lag: LagSettings) -> None:

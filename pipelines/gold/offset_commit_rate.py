@@ -1,6 +1,6 @@
 """gold.offset_commit_rate: offset commit records per group per minute.
 
-The table's whole definition (issue 14, item 7): ``TABLE`` (schema, key, layout, properties),
+The table's whole definition, in one module: ``TABLE`` (schema, key, layout, properties),
 the build step (``offset_commit_rate``: the full rebuild from silver.offset_commits) and the incremental
 strategy (``Incremental.RECOUNT_TOUCHED_KEYS``, ``merge_rates``: the (group, minute) pairs the new commits fall
 in, recounted from silver and MERGEd).
@@ -8,9 +8,8 @@ in, recounted from silver and MERGEd).
 Laid out by day (``minute_date``), not clustered by group as the other gold tables are: every refresh MERGEs
 the minutes its new commits fall in, and those are the newest minutes, whatever the group. The MERGE names
 their days as literals, so Delta reads those days' files only. Clustered by group, the MERGE read the whole
-table to find its few matches: on bench/gold.py's 10M commits of 10,000 groups (+100,000 commits in 50 groups;
-a table of 10.0M rows) its scan took 5.8-6.3 s of its 9.7-10.1 s; partitioned by day, 0.8-1.4 s of 4.8 s
-(Delta's MERGE metrics, refreshes of copies of that warehouse, 2026-11-28 20:10-20:25, load 2.4-3.8). A table
+table to find its few matches, and its scan was most of its time (Delta's MERGE metrics on bench/gold.py's
+warehouse; the figures are in CHANGELOG.md). A table
 an older offsetlake made (clustered, without ``minute_date``) is made anew and gold rebuilt by the next refresh
 (``pipelines.gold.refresh.refresh_gold_tables``).
 Tested on hand-built rows in tests/pipelines/gold/test_offset_commit_rate.py.
@@ -48,7 +47,7 @@ TABLE = TableSpec(
     ]),
     key=("cluster_name", "group", "minute"),
     partition_by=("minute_date",),  # the module's docstring says why not clustered by group
-    # Deletion vectors (issue 14, item 4): every refresh MERGEs a few keys into this table; with them a
+    # Deletion vectors: every refresh MERGEs a few keys into this table; with them a
     # MERGE marks the rows it replaces instead of rewriting each file that holds one. The dashboard
     # reads such tables through delta-rs's DataFusion engine (dashboard/read.py), which applies them.
     properties=(DELETION_VECTORS,),
@@ -86,9 +85,9 @@ def merge_rates(spark: SparkSession, settings: Settings, new_commits: DataFrame,
     the table's partitions (``commit_date``) of the new commits' record dates and a day either side (a commit
     time and the append time of its record can straddle midnight), narrowed to the span of the touched
     minutes as literals, which Delta checks against each file's column statistics, and then to the touched
-    pairs themselves (a broadcast semi-join) before the counting. Until 2026-11-28 every group's commits
-    of those three days were counted and the touched minutes picked afterwards: on bench/gold.py's 2M
-    commits over 30 days (+20,000 in 50 groups) that recount and its MERGE took 7.4 s of a 23.6 s refresh.
+    pairs themselves (a broadcast semi-join) before the counting, rather than counting every group's commits
+    of those three days and picking the touched minutes afterwards, which took a third of a refresh on
+    bench/gold.py's warehouse.
     """
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F

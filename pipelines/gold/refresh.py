@@ -77,7 +77,7 @@ def ensure_gold_tables(spark: SparkSession, settings: Settings) -> list[TableSpe
     they are.
 
     Every gold table gained columns (KIP-848 groups), properties (deletion vectors) or clustering since its first
-    release, and gold.offset_commit_rate a partitioning (2026-11-28).
+    release, and gold.offset_commit_rate a partitioning.
     """
     outdated = []
     for spec in GOLD:
@@ -115,7 +115,7 @@ def rebuild_differences(spark: SparkSession, settings: Settings, silver: dict[st
 
     (0, 0) everywhere means gold as the refreshes left it is gold rebuilt from all of silver -- or from the
     given ``silver`` rows, e.g. silver derived again from bronze's raw records (``pipelines.silver.
-    tables_from_bronze``: issue 14's acceptance, what ``run`` keeps current equals a rebuild from bronze).
+    tables_from_bronze``: what ``run`` keeps current must equal a rebuild from bronze).
     Rows are compared as multisets, every column (``row_differences``). gold.consumer_lag is not in ``GOLD``:
     it is built from the end-offset snapshots and the commits by its own refresh.
     """
@@ -128,8 +128,7 @@ def row_differences(left: DataFrame, right: DataFrame, columns: list[str]) -> tu
     """(rows of ``left`` not in ``right``, rows of ``right`` not in ``left``) over ``columns``, as multisets.
 
     What ``left.exceptAll(right).count()`` and the reverse give, in one job: each distinct row counted on
-    both sides at once. Two exceptAlls ran each side's plan twice; a full rebuild's is the expensive one
-    (make demo's comparison took 30.7 s that way, 2026-11-27).
+    both sides at once. Two exceptAlls run each side's plan twice, and a full rebuild's is the expensive one.
     """
     from pyspark.sql import functions as F
 

@@ -1,12 +1,10 @@
 """What silver gained since gold last saw it: one Structured Streaming query over silver's change data feeds.
 
-Issue 14 asks that the engine, not offsetlake, keep gold's bookkeeping: "the checkpoints replace
-``_refresh_state``". Until 2026-11-28 a table ``gold._refresh_state`` held the silver Delta version each
-refresh had reached, and the refresh read Delta's history to find which versions since then appended
-rows and how many, then read them from the change data feed. Now one streaming query reads the change
-data feeds of the five silver tables gold is built from (``SOURCES``, Delta's streaming source with
-``readChangeFeed``), unioned into one frame, and its checkpoint (``checkpoint_path``) records how far each
-table has been read; ``pipelines.gold.refresh`` applies each micro-batch to gold in ``foreachBatch``.
+The engine, not offsetlake, keeps gold's bookkeeping: one streaming query reads the change data feeds of
+the five silver tables gold is built from (``SOURCES``, Delta's streaming source with ``readChangeFeed``),
+unioned into one frame, and its checkpoint (``checkpoint_path``) records how far each table has been read;
+``pipelines.gold.refresh`` applies each micro-batch to gold in ``foreachBatch``. (An older warehouse may hold
+a table ``gold._refresh_state``, which nothing reads.)
 Exactly once as the ingest is: a batch's offsets are in the checkpoint before it runs, a batch that dies
 half-way is run again over the same rows after a restart, and every gold write is idempotent (MERGEs that
 apply only newer rows, groups replayed from all of their records in silver).
@@ -139,10 +137,8 @@ def summarize(batch: DataFrame, touching: Column | None = None) -> BatchSummary:
     ``cluster_name`` and ``group`` over the batch's rows, null for a row that touches no group), the groups its
     inserted rows touch: in one job.
 
-    The groups in the same aggregate rather than a job of their own (``pipelines.gold.refresh`` asked for them
-    with a distinct and a collect of their own until 2026-11-29): a Spark job's fixed cost, 0.7 s on
-    bench/gold.py's 10M warehouse and 1.4 s in make demo's cycles, on the critical path of every refresh with
-    group records.
+    The groups in the same aggregate rather than a job of their own (a distinct and a collect): a Spark job's
+    fixed cost would sit on the critical path of every refresh with group records.
     """
     from pyspark.sql import functions as F
 

@@ -5,18 +5,18 @@
 --   snapshot; seconds_since_last_commit is measured against the time of the query. max_lag_seconds_<estimator>
 --   is the largest positive estimate among the lagging partitions (lag > 0), 0 when none lags, null when
 --   some lag but none has an estimate; lag_seconds_unknown_<estimator> counts the lagging partitions without
---   one, so a lagging group is never shown as 0 s (issue 12, item 8). The HTML page's status table is this view.
+--   one, so a lagging group is never shown as 0 s. The HTML page's status table is this view.
 -- Reads: gold.committed_offsets, gold.group_state_history, gold.group_membership, gold.consumer_lag
 -- Example: SELECT `group`, state, members, burrow_status, total_lag FROM dashboards.consumer_status_now
 --   ORDER BY total_lag DESC NULLS LAST
 
 -- One scan of each table and one aggregation by group: the four tables' rows are tagged and unioned, not
---   aggregated apart and joined (five shuffles fewer; on the demo warehouse the joined form took 2.1-3.8 s
---   over serve-sql, over issue 16's 2 s). A group's newest lag snapshot is max_by(..., snapshot_time) over
---   its per-snapshot aggregates. A group's state is its row of gold.group_state_history without an
---   `until` (gold orders a generation's states by record and position, so that row is the current one), not
---   max_by(state, at): CompletingRebalance and Stable often share their millisecond, and max_by picked
---   either (Spark and DataFusion disagreed on the demo warehouse, 2026-11-27).
+--   aggregated apart and joined (five shuffles fewer; over serve-sql the joined form took longer than the 2 s
+--   an interactive query should take, recorded in CHANGELOG.md). A group's newest lag snapshot is
+--   max_by(..., snapshot_time) over its per-snapshot aggregates. A group's state is its row of
+--   gold.group_state_history without an `until` (gold orders a generation's states by record and position,
+--   so that row is the current one), not max_by(state, at): CompletingRebalance and Stable often share their
+--   millisecond, and max_by picked either (Spark and DataFusion disagreed on the demo warehouse).
 WITH lag_snapshots AS (
   SELECT cluster_name, `group`, snapshot_time, max(group_status) AS burrow_status,
          max(group_lag) AS total_lag,

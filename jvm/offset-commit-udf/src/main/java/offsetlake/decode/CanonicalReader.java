@@ -20,11 +20,10 @@ import org.apache.spark.unsafe.types.UTF8String;
  * uuid), a declared size other than the uuid's 16 bytes: the generated reader reads a known tag's
  * value without checking the size before it (KIP-482: tag, size, value), see {@link #uuidsTagSized}.
  *
- * <p>Why (issue 13): proving that a flexible-version message decodes exactly (that Kafka's classes
- * would write back the input's bytes) used to cost Kafka's {@code size()} per record, an
- * {@code ObjectSerializationCache} and the string re-encoded, about 60 ns of a 240 ns offset-commit
- * decode (a JVM loop over the bench's 2M commits, 2026-11-26). Watching the reads as they happen
- * proves the same for a message with no tagged field kept: every fixed-width field and every string
+ * <p>Why: proving that a flexible-version message decodes exactly (that Kafka's classes would write
+ * back the input's bytes) with Kafka's {@code size()} per record, an {@code ObjectSerializationCache} and
+ * the strings re-encoded cost about a quarter of an offset commit's decode (recorded in CHANGELOG.md).
+ * Watching the reads as they happen proves the same for a message with no tagged field kept: every fixed-width field and every string
  * that was valid UTF-8 writes back to its own bytes, and the varints (compact string and array
  * lengths, the tagged-field count) are the only other bytes Kafka's writer chooses; it always writes
  * the minimal encoding ({@code ByteUtils.writeUnsignedVarint}).
@@ -34,8 +33,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * Kafka's does minus a copy, and remembers where strings' bytes are, so that Spark's strings can be
  * taken from the record itself ({@link #utf8}). For offset commits it skips the Java string altogether
  * when the bytes are ASCII ({@code asciiByPosition}): group, topic and metadata are then never decoded,
- * only checked and wrapped (issue 13, 2026-11-26: the JVM decode of 2M commits, best of 8 after 3
- * warm-ups, 0.45 s before and 0.39-0.40 s after; Java strings were a tenth of the decode's samples).
+ * only checked and wrapped (making Java strings was a tenth of the decode's profile; the gain is recorded
+ * in CHANGELOG.md).
  *
  * <p>Also the buffer of GroupMetadataExpression's records: their v4+ values are checked the same way,
  * and their strings skip the copy.
@@ -100,8 +99,8 @@ final class CanonicalReader extends ByteBufferAccessor {
      * negative length; so any int16 below -1 marks the message as not canonical and the reference takes it.
      * Only for messages whose every int16 is a string length (those above and GroupMetadataKey: no int16
      * field in their JSON schemas); nullable bytes have an int32 length, checked where they are read
-     * (GroupMetadataExpression.nullMarkedMinusOne). Found by the fuzzing differential test
-     * (tests/pipelines/test_decode.py, 2026-11-26).
+     * (GroupMetadataExpression.nullMarkedMinusOne). The fuzzing differential test
+     * (tests/pipelines/test_decode.py) found such records.
      */
     CanonicalReader withStringNullsOfMinusOneOnly() {
         stringNullsOfMinusOneOnly = true;
@@ -211,8 +210,8 @@ final class CanonicalReader extends ByteBufferAccessor {
 
     /**
      * Whether {@code length} bytes from {@code start} are all ASCII, eight at a time (a word with no high
-     * bit set), then byte by byte: run on every group and topic of every commit (the bench's are 9-10
-     * bytes), a byte loop was the decode's most sampled method in a JFR profile (2026-11-28).
+     * bit set), then byte by byte: it runs on every group and topic of every commit, and a byte loop was
+     * the decode's most sampled method in a JFR profile.
      */
     private static boolean ascii(byte[] bytes, int start, int length) {
         int i = start;
@@ -294,12 +293,10 @@ final class CanonicalReader extends ByteBufferAccessor {
 
     /**
      * One reader and its buffer for one caller's records, one after another, each record's bytes copied
-     * into the buffer's own array: a commit's decode made two buffers and two readers (and Kafka's two
-     * messages, and a row writer) per record, about half of the 770 bytes it allocated per record beside
-     * Spark's own copies of the key and value (issue 13, 2026-11-28: a JFR profile of the bench's decode
-     * put a tenth of the task threads' samples in writing freshly allocated rows; G1 collected ~850 MB
-     * every 0.2-0.3 s). With these reused, the bench's 2M commits, best of 15: the decode alone 0.291 s
-     * to 0.263 s, ingest's counting job 0.354 s to 0.316 s, beside a scan of 0.130-0.133 s.
+     * into the buffer's own array. Made per record, two buffers and two readers (and Kafka's two messages,
+     * and a row writer) were about half of what a commit's decode allocated beside Spark's own copies of the
+     * key and value, and writing freshly allocated rows took a tenth of a JFR profile of the decode (the gain
+     * of reusing them is recorded in CHANGELOG.md).
      * Not thread-safe: one per caller and thread (OffsetCommitExpression.CommitDecode).
      * The strings {@link #utf8} and {@link #writeUtf8} take from the array are valid until the next
      * {@link #read}: a caller copies them (into a row) before that.

@@ -216,8 +216,8 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
             // trailing bytes): the generation in the first four bytes, whatever follows, as the reference
             // reads it (decoders/sticky_user_data.py). Trailing bytes are the rule, not a corner: librdkafka's
             // cooperative-sticky assignor (confluent-kafka and the other librdkafka clients) sends
-            // StickyAssignor's layout, previous assignment then generation; until 2026-11-29 each such record
-            // went to the Python stage, ~2 s of make demo's batches with its cooperative group's records.
+            // StickyAssignor's layout, previous assignment then generation, and leaving each such record to the
+            // Python stage made it a visible share of make demo's batches.
             // StickyAssignor's user data, and fewer than four bytes, are left to the reference.
             if (!COOPERATIVE_STICKY.equals(stickyAssignor) || userData.length < COOPERATIVE_STICKY_USER_DATA_SIZE) {
                 return null;
@@ -271,8 +271,7 @@ public final class GroupMetadataExpression extends RecordDecodeExpression {
      * GROUP_METADATA_VALUE_VERSION = 3 in GroupCoordinatorRecordHelpers) are non-flexible, so a whole read
      * with valid strings and no null marker but -1 suffices (CanonicalReader.withStringNullsOfMinusOneOnly); v4
      * ("flexibleVersions": "4+") declares no tagged field, so with no unknown ones, minimal varints
-     * (CanonicalReader) are all that is left to check. Until 2026-11-26 that was Kafka's own size() compared
-     * with the input's.
+     * (CanonicalReader) are all that is left to check, without Kafka's own size() per record.
      */
     private static boolean writesBackIdentically(GroupMetadataValue v, ByteBuffer read, CanonicalReader reader) {
         if (read.hasRemaining() || !reader.canonical()

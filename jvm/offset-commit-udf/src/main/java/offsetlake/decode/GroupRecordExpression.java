@@ -59,15 +59,12 @@ import org.apache.spark.unsafe.types.UTF8String;
  * once per JVM, to the generated class's accessors by name (Spark's snake_case {@code member_epoch} = Kafka's
  * {@code memberEpoch()}), and a tree of small converters is built (strings to UTF8String, uuids to Kafka's
  * base64url text, lists of int32 to Catalyst's primitive arrays, other lists to arrays, nested structs to rows).
- * Prototyped against Kafka's {@code <Name>JsonConverter.write} and a walk of its Jackson tree along the Spark
- * type, on bench/group_records_family.py's records (the five KIP-848 records as Kafka 4.2 writes them, a share
- * and a streams assignment; one core, after JIT, per record, 2026-11-26): Kafka's parse 0.17 µs, with its size
- * 0.26 µs, with a write-back 0.33 µs; then the JSON walk (with a write-back) 1.66 µs in all, the accessors
- * 0.68 µs (with a write-back; Kafka's Uuid.toString and boxed int lists), 0.61 µs as they are now (the size
- * check where it suffices, uuid text and int arrays made directly). The JSON tree costs an ObjectNode per
- * struct and a node per number, and base64 for bytes that must be decoded again; the accessors cost what the
- * row costs. Method handles and LambdaMetafactory-made getters timed the same; a quarter of the JFR samples
- * are Spark's UTF-8 strings made from Kafka's Java strings.
+ * Chosen over a walk of the Jackson tree of Kafka's {@code <Name>JsonConverter.write} along the Spark type,
+ * which took more than twice as long per record on bench/group_records_family.py's records (recorded in
+ * CHANGELOG.md): the JSON tree costs an ObjectNode per struct and a node per number, and base64 for bytes
+ * that must be decoded again; the accessors cost what the row costs. Method handles and
+ * LambdaMetafactory-made getters timed the same; a quarter of the JFR samples are Spark's UTF-8 strings made
+ * from Kafka's Java strings.
  * Building the converters checks the two layouts agree: every field of Kafka's class must have a Spark column
  * and every Spark column an accessor, except a tagged field newer than the shaded Kafka (none with Kafka
  * 4.3.1, the release the reference describes; with 4.2.1, 4.3's AssignmentTimestamp and consumer-group
@@ -137,8 +134,8 @@ public final class GroupRecordExpression extends RecordDecodeExpression {
      * Why not one struct column per record type, as the family has (and as the first version of this class
      * returned): pipelines/decode.py's first stage decodes every record in one projection, and 157 more leaf
      * fields in its output took that projection over spark.sql.codegen.maxFields (100), out of whole-stage
-     * code: offset commits then decoded 25-35% slower (2M commits, bench/decode.py's spark_decode, 2.7-3.4M
-     * against 2.0-2.2M records/s, 2026-11-26 10:00, load 1-2). Three fields keep it narrow.
+     * code, and offset commits decoded markedly slower (bench/decode.py's spark_decode; recorded in
+     * CHANGELOG.md). Three fields keep it narrow.
      */
     public static final StructType RESULT = new StructType()
             .add("value_version", DataTypes.ShortType).add("is_tombstone", DataTypes.BooleanType)

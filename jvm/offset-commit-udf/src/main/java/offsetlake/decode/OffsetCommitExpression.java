@@ -31,8 +31,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * varints, a tagged field whose declared size is not what Kafka reads). That round trip is what makes
  * "identical to the Python decoder" hold without a second decoder here.
  *
- * <p>How the round trip is checked depends on the version (issue 13: writing every record back cost
- * about twice Kafka's parse, most of the decode). A non-flexible version (every key; legacy values;
+ * <p>How the round trip is checked depends on the version (writing every record back cost about twice
+ * Kafka's parse, most of the decode). A non-flexible version (every key; legacy values;
  * OffsetCommitValue v0-v3) has only fixed-width fields and int16-length strings, so a message that
  * Kafka's reader took whole ({@link #readWhole}: nothing left in the buffer) writes back to the same
  * bytes exactly when each string was valid UTF-8; Java's decoder ({@code Readable.readString}: {@code
@@ -43,9 +43,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * known tag's value without checking the tag's declared size); {@link CanonicalReader} watches those
  * reads as Kafka's reader makes them (each varint minimal, the topic id's declared size 16, no tag
  * written with its default value or twice), which proves the same without writing anything (see
- * {@link #decode}). Until 2026-11-26 a record with the topic id was written back byte for byte and
- * one without it checked against Kafka's {@code size()}: together about half of the JVM decode of
- * the bench's commits (a JVM loop over 2M, 240 ns a record before, 140 ns after).
+ * {@link #decode}). Writing back each record with a topic id and checking the others against Kafka's
+ * {@code size()} took about half of the JVM decode of the bench's commits (recorded in CHANGELOG.md).
  *
  * <p>A Catalyst expression, not a UDF: {@link RecordDecodeExpression} says why. Registered by
  * {@link #register}, called from pipelines/decode.py. Kafka's classes are shaded (Spark's Kafka source
@@ -125,9 +124,9 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
      * CodeGenerator.setColumn; interpreted ones too, InternalRow.getWriter; collect_list
      * InternalRow.copyValue). What the contract does not cover is two calls sharing a writer within one
      * row: {@code SELECT f(k1, v1), f(k2, v2)} evaluates both before writing either. Hence one scratch per
-     * call (per expression; Catalyst makes a new one for new children, {@link #withChildren}), not per
-     * thread as until 2026-11-28, when each row was copied out at its exact size: that copy was about a
-     * sixth of the decode's samples in a JFR profile of bench/decode.py's commits.
+     * call (per expression; Catalyst makes a new one for new children, {@link #withChildren}), not one per
+     * thread with each row copied out at its exact size: that copy was about a sixth of the decode's samples
+     * in a JFR profile of bench/decode.py's commits.
      *
      * <p>Spark deserializes a task's plan for the task, so one thread runs a call's decode; should two
      * ever share it, a thread that is not the scratch's owner takes a scratch of its own ({@link Owned}:
@@ -286,10 +285,10 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
 
     /**
      * {@code row} reset, with the key's columns written: Spark's binary row format (UnsafeRow), the
-     * strings copied from the record's own bytes. Why not a GenericInternalRow of UTF8Strings, as until
-     * 2026-11-27: a UTF8String of Spark 4.1 initialises four volatile fields (numChars, isValid,
-     * numBytesValid, isFullAscii), a store fence each; the three strings of a commit cost about 45 ns of a
-     * 155 ns decode (a JVM loop over the bench's commits), more than the row and the checks together.
+     * strings copied from the record's own bytes. Why not a GenericInternalRow of UTF8Strings: a
+     * UTF8String of Spark 4.1 initialises four volatile fields (numChars, isValid, numBytesValid,
+     * isFullAscii), a store fence each, and a commit's three strings cost more than the row and the checks
+     * together (recorded in CHANGELOG.md).
      */
     private static void keyColumns(UnsafeRowWriter row, CanonicalReader keyReader, String group, String topic,
                                    int partition) {
@@ -303,7 +302,7 @@ public final class OffsetCommitExpression extends RecordDecodeExpression {
     /**
      * Kafka's text of a topic id ({@code Uuid.toString}: base64url, no padding), remembered in {@code
      * known} (a call's scratch): a cluster has one id per topic and every commit of a topic repeats it,
-     * and encoding it anew cost more than the rest of such a commit's decode (a JVM loop, 2026-11-26).
+     * and encoding it anew cost more than the rest of such a commit's decode.
      * Bounded: emptied when it holds {@link #TOPIC_IDS_REMEMBERED} ids.
      */
     private static UTF8String topicIdText(Map<Uuid, UTF8String> known, Uuid id) {

@@ -18,11 +18,11 @@ import scala.jdk.javaapi.CollectionConverters;
  * class), or null for a null key or one shorter than two bytes. pipelines/decode.py routes records to
  * their families by it.
  *
- * <p>A Catalyst expression whose generated code reads the two bytes in place. Until 2026-11-28 it was a
- * Java UDF ({@code UDF1<byte[], Short>}): Spark's generated code then called two converters and the UDF
- * through {@code scala.Function1} per record and boxed the result, work of the same order as the
- * record's whole scan on the bench's commits (issue 13). As SQL (conv(hex(substring(key, 1, 2)), 16,
- * 10)) it cost more than decoding the commit. Deterministic: the optimizer may move and dedupe it.
+ * <p>A Catalyst expression whose generated code reads the two bytes in place. Not a Java UDF ({@code
+ * UDF1<byte[], Short>}): for that, Spark's generated code calls two converters and the UDF through {@code
+ * scala.Function1} per record and boxes the result, work of the same order as the record's whole scan on
+ * the bench's commits. As SQL (conv(hex(substring(key, 1, 2)), 16, 10)) it cost more than decoding the
+ * commit. Deterministic: the optimizer may move and dedupe it.
  */
 public final class RecordTypeExpression extends Expression implements java.io.Serializable {
     private static final long serialVersionUID = 1L;

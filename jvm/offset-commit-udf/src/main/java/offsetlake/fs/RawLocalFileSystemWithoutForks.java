@@ -19,10 +19,8 @@ import org.apache.hadoop.fs.permission.FsPermission;
  * {@code FileUtil.readLink} (hadoop-common 3.4, {@code deprecatedGetFileLinkStatusInternal}). Every Delta
  * commit and every streaming checkpoint file is written to a temporary file and renamed
  * ({@code FileContext.rename} looks at both paths' link status), and every file created or directory made
- * is chmod-ed: a Java Flight Recording of the test suite's JVM (2026-11-27) counted 10,015 child processes
- * (6,760 {@code readlink}, 3,167 {@code chmod}). Each costs a fork and an exec of a large JVM: a
- * create, rename and delete of one small file took 26 ms with Hadoop's class and 0.3 ms with this one
- * (300 of them, a 3 GB heap).
+ * is chmod-ed: the test suite's JVM starts thousands of such child processes, and each costs a fork and
+ * an exec of a large JVM, far more than the file operation itself (recorded in CHANGELOG.md).
  *
  * <p>The same answers through {@code java.nio}: a path that is not a symbolic link has the status
  * {@link #getFileStatus} gives (what Hadoop's own method returns for it, after learning from
