@@ -7,9 +7,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 VENV_STAMP := $(VENV)/.offsetlake-installed
-# uv installs the lock: in a new venv with warm caches, 1 min 30 s with pip (it unpacks each wheel,
-# pyspark's 450 MB among them, and byte-compiles it), 5 s with uv and the pyspark wheel below
-# (2026-11-25, load ~1). Pinned like the lock.
+# uv installs the lock: much faster than pip in a new venv (pip unpacks each wheel, pyspark's 450 MB among
+# them, and byte-compiles it; the figures are in CHANGELOG.md). Pinned like the lock.
 UV := uv==0.13.9
 # pyspark is published as an sdist only. This machine's PyPI mirror answers every cache revalidation
 # as "modified", so uv downloaded and built it again at every set-up (34 of its 39 s); the wheel is
@@ -18,9 +17,8 @@ WHEELS := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/offsetlake/wheels
 # Byte-compiled at install (uv --compile-bytecode) and at each set-up for the project's own packages
 # (compileall skips what is up to date): with PYTHONDONTWRITEBYTECODE=1, as on this machine and in many
 # CI images and containers, Python never caches what it compiles, so every process (the CLI, Spark's
-# Python workers, Airflow's task runner, pytest) compiled each module it imported from source again:
-# `offsetlake check` spent 6.5 s importing great_expectations; 22.7 s -> 18.8 s for the whole command
-# with the .pyc files (2026-11-26, load ~1).
+# Python workers, Airflow's task runner, pytest) compiled each module it imported from source again
+# (great_expectations alone takes seconds to compile).
 PACKAGES := cli conf history decoders schemas pipelines coordinator broker jvm quality dashboard metrics
 
 .PHONY: setup venv jars browser prometheus demo test test-cluster test-long test-fast docs lint clean
@@ -74,19 +72,12 @@ test-cluster: setup
 # killed with SIGKILL twice, `offsetlake run` killed while gold's query has a batch in flight, then `run` to
 # the end (about 120 s), and the
 # data_quality and offsets_ingest DAGs run by Airflow (about 40 s and 72 s, one run of offsets_ingest for
-# both DAGs' tests), and `serve-sql`'s server (a JVM for its module, ~40 s). Kept out of `make test`
-# so that it stays within its ten minutes (it took 10 min 19 s of pytest with them, 2026-11-27 18:09);
-# CI runs all three targets (.ci/run). Since 2026-11-28 also gold.consumer_lag's two tests on the
-# broker (~20 s each; `make test` on a fresh clone took 11 min 27 s, pytest 10 min 49 s, at load 4-5;
-# the lag's rules stay in `make test` through the module's tests on hand-built snapshots).
-# Since 2026-11-29 also test_refresh's bookkeeping test (one warehouse through four refreshes, ~37 s; `make
-# test` on a fresh clone took 10 min 07 s with it, pytest 9 min 40 s; a delete in silver and an optimize
-# passed over stay in `make test` only as test_silver_changes' detection of them). And test_increment's check
-# after a VACUUM removed the files of the versions since the last check (~16 s under load). Later that
-# day the simulator's comparison with a real broker's records (~20 s of consumers) and
-# check's exit-1 verdict test (~13 s): four fresh-clone runs of `make test` took 9 min 09 s to 10 min 17 s. And
-# gold.consumer_lag's state-store refreshes against a replay of all of silver (~25 s; the replay of one partition
-# from its tail against a replay of everything stays in `make test`, pure Python): with it, 11 min 31 s.
+# both DAGs' tests), and `serve-sql`'s server (a JVM for its module); also gold.consumer_lag's two tests on
+# the broker, test_refresh's bookkeeping tests (several refreshes of one warehouse), test_increment's check after
+# a VACUUM, the simulator against a real broker's records, check's exit-1 verdict, the lag's state-store refreshes
+# against a replay of all of silver, and the writer lease's two-runs acceptance test. Kept out of `make test` so
+# that it stays within its ten minutes (each of them has a fast counterpart there); CI runs all three targets
+# (.ci/run).
 test-long: setup
 	$(BIN)/python -m pytest -m long
 

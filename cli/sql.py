@@ -4,8 +4,9 @@ Two engines answer it: Spark (``pipelines/sql_views.py``) and, without a JVM, de
 (``pipelines/embedded_sql.py``), which reads the same Spark SQL through sqlglot. Both return rows in the same
 Python types, so ``--format`` prints the same text whichever answered. The default, ``auto``, asks the
 embedded engine first and Spark when it cannot answer (time travel, DESCRIBE, a Spark-only function, a table
-delta-rs refuses, a failing query): a typical question at 10,000 groups takes 0.05-0.55 s there against
-6.7-8.9 s for the first query of a new Spark JVM, which also takes ~10 s to start (bench/scale.py, 2026-11-29).
+delta-rs refuses, a failing query): a typical question at 10,000 groups takes a fraction of a second there
+against several seconds for the first query of a new Spark JVM, which also takes seconds to start (bench/scale.py;
+figures in CHANGELOG.md).
 """
 
 from __future__ import annotations

@@ -105,18 +105,14 @@ class SparkSettings:
     # Tasks Delta rebuilds a table's state with (its log replayed into the files of one version): each
     # read of a new version, each MERGE and idempotent append (spark.databricks.delta.snapshotPartitions,
     # Delta's default 50). A log holds one action per file, a few MB even for a table of thousands of
-    # files, so one task does it; each more is scheduling. Measured 2026-11-27 20:49-21:20 on the refresh
-    # that `offsetlake run` makes after each batch (steady commits and a rebalance per cycle; the 4 warm
-    # cycles of each run, 4 runs with 1 task and 2 with 4, interleaved, load 2.4-4.1): 1 task 14.8-16.8 s
-    # (median 15.9), 4 tasks 16.5-21.1 s (median 18.2). Raise it for tables of hundreds of thousands of
-    # files. (2 shuffle partitions instead of 4 gave another ~5 % there, within the noise: not changed.)
+    # files, so one task does it; each more is scheduling (one task made `run`'s refresh faster than four;
+    # recorded in CHANGELOG.md). Raise it for tables of hundreds of thousands of files.
     snapshot_partitions: int = 1
     driver_memory: str = "1g"
     ui_enabled: bool = False
     log_level: str = "WARN"
     # JVM options of the driver, after offsetlake's own (spark.driver.extraJavaOptions). E.g.
-    # "-XX:TieredStopAtLevel=1" for one-shot commands: measured 2026-11-25, `offsetlake check` on a small
-    # warehouse took 46-51 s instead of 77-81 s (C2 compiles code a short run never gets back).
+    # "-XX:TieredStopAtLevel=1" for one-shot commands (C2 compiles code a short run never gets back).
     driver_java_options: str = ""
     # Any other Spark conf, passed through unchanged (e.g. spark.kubernetes.*); may hold credentials, so
     # never printed.
@@ -514,11 +510,11 @@ def _build(raw: dict[str, dict[str, tuple[Any, str]]]) -> Settings:
 
 #: Settings offsetlake no longer has, and why: a file that still sets one gets this reason, not only the list.
 REMOVED_SETTINGS = {
-    "gold.resolve_topic_ids": "removed 2026-11-26: gold names topic ids from the end-offset snapshots and never "
+    "gold.resolve_topic_ids": "removed: gold names topic ids from the end-offset snapshots and never "
                               "asks the cluster",
-    "gold.topic_lookup_timeout_seconds": "removed 2026-11-26: gold no longer looks topic ids up on the cluster",
-    "gold.concurrent_writes": "removed with issue 52: a refresh writes its tables one after the other",
-    "gold.interpreted_up_to_rows": "removed with issue 52: Spark's code generation is Spark's configuration "
+    "gold.topic_lookup_timeout_seconds": "removed: gold no longer looks topic ids up on the cluster",
+    "gold.concurrent_writes": "removed: a refresh writes its tables one after the other",
+    "gold.interpreted_up_to_rows": "removed: Spark's code generation is Spark's configuration "
                                    "(spark.sql.codegen.*), not switched per refresh",
 }
 

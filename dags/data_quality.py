@@ -12,7 +12,7 @@ first run, and one after a rebuild, reads whole tables.
 
 The verdict is read from the report ``check --json`` writes (its ``critical_failing`` list), not
 from the printed table: the table is for people (values shortened, columns split on spaces), the
-JSON document is the command's interface for programs (issue 14, item 5).
+JSON document is the command's interface for programs.
 """
 
 from __future__ import annotations

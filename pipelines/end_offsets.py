@@ -16,9 +16,9 @@ log, so it is taken with the snapshot and stored in the same row (one Delta
 write per snapshot, not two).
 
 Each row also carries the topic's id (KIP-516; Admin DescribeTopics, in Kafka's base64url text):
-KIP-848 group records and newer offset commits name topics only by id, and gold names them from
-the snapshots (through the dimension silver.topic_names, ``pipelines.topic_names``), so that a refresh never
-asks the cluster and a rebuild from the warehouse gives the same rows (issue 14, item 3).
+KIP-848 group records and newer offset commits name topics only by id, and readers name them from
+the snapshots (through the dimension silver.topic_names and the view ``dashboards.topic_names``), so that a
+refresh never asks the cluster and a rebuild from the warehouse gives the same rows.
 
 Each snapshot is appended once: ``txnAppId = offsetlake-end-offsets:<cluster>``
 and ``txnVersion = snapshot_id`` (its start time in ms), so writing the same

@@ -1,14 +1,13 @@
 """How long a record takes to show in gold: p50/p95 from a ``__consumer_offsets`` record to its gold row.
 
-Issue 14's acceptance names two latencies, measured while ``offsetlake run`` runs: from a client's commit
+Two latencies say how fresh gold is, measured while ``offsetlake run`` runs: from a client's commit
 to its row in ``gold.committed_offsets``, and from a rebalance's GroupMetadata record to its row in
 ``gold.rebalance_events``. Both are measured from the record's append time on the broker (silver's
 ``record_timestamp``, Kafka's LogAppendTime for ``__consumer_offsets``: the coordinator appends the commit
 as it answers the client) to the moment the main job's cycle whose gold refresh first included it committed
 the table (``Visibility``: the source offsets the cycle's micro-batches had reached, when the refresh
 committed each table it wrote, and when the cycle ended). A refresh writes the commit tables first, then the
-group tables; until 2026-11-27 every table counted as visible at the cycle's end, after the group tables,
-which overstated the commits' latency by the group tables' writes whenever a cycle had group records.
+group tables, so each table counts as visible when its own commit returned, not at the cycle's end.
 
 A rebalance's row appears when the record that ends it is read -- the GroupMetadata record of the new
 generation, whose append time is ``stable_at`` -- so a rebalance's latency is measured from that record.

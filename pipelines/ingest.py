@@ -158,7 +158,7 @@ def write_batch(spark: SparkSession, settings: Settings, topic: str, batch: Data
     records = sum(per_partition.values())
     # Every partition the batch planned, including those with nothing new (they get no audit row):
     # the CLI's "records behind the topic's end" compares these with the topic's ends per partition,
-    # and a partition missing here would count as wholly behind (issue 12, item 7).
+    # and a partition missing here would count as wholly behind.
     ends = {partition: end for partition, (_, end) in ranges.items()}
     return BatchReport(batch_id=batch_id, records=records, rows_per_table=rows, lost_records=lost,
                        seconds=time.monotonic() - started, end_offsets=ends, newest_record=newest)

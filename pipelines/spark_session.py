@@ -72,9 +72,8 @@ def spark_conf(settings: Settings) -> dict[str, str]:
             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
         # Compiled generated code kept for reuse (Spark's default 100): a gold refresh on generated code runs
         # ~150 jobs, and a long-running `offsetlake run` repeats the same plans every refresh; with 100 entries
-        # each refresh compiled most of them again. bench/gold.py at 200,000 commits (2026-11-28 03:42-03:51,
-        # load 2.1-3.8, two runs each way): the full rebuild's jobs 10.8-11.7 s with 2,000 entries against
-        # 16.9-18.8 s, the refresh 13.1-13.5 s against 15.9-17.2 s. A class each, in the JVM's metaspace.
+        # each refresh compiled most of them again (bench/gold.py; the gain is recorded in CHANGELOG.md). A class
+        # each, in the JVM's metaspace.
         "spark.sql.codegen.cache.maxEntries": "2000",
         # Spark's Admin-based Kafka partition discovery skips internal topics such as
         # __consumer_offsets; see pipelines/offsets_topic_source.py.

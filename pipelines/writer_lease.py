@@ -1,7 +1,7 @@
 """One writer at a time per warehouse and cluster: a lease row in a small Delta table, taken before Spark starts.
 
-Why: two processes writing one cluster's tables break what Delta's optimistic concurrency does not decide (issue
-54, item 7): two streaming queries on the same checkpoint, a table created by both at once
+Why: two processes writing one cluster's tables break what Delta's optimistic concurrency does not decide:
+two streaming queries on the same checkpoint, a table created by both at once
 (DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION), clustering metadata added by both ("A conflicting metadata domain
 delta.clustering is added"), and a run that then ingests nothing. A second writer is refused at its start, in one
 line naming the holder, before it has started a JVM or made anything.
