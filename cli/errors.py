@@ -129,6 +129,11 @@ class _DebugLogHandler(logging.FileHandler):
     def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
         pass
 
+    def _open(self):  # type: ignore[no-untyped-def]
+        """Its directory made with its first line: a command that logs nothing leaves nothing behind."""
+        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
+        return super()._open()
+
 
 @contextlib.contextmanager
 def debug_log(path: Path) -> Iterator[None]:
@@ -137,8 +142,6 @@ def debug_log(path: Path) -> Iterator[None]:
     with contextlib.suppress(OSError):
         if path.stat().st_size > DEBUG_LOG_MAX_BYTES:
             path.replace(path.with_name(path.name + ".1"))
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
     handler = _DebugLogHandler(path, delay=True)
     handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()

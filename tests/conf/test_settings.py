@@ -463,7 +463,7 @@ def test_a_spark_conf_of_a_type_offsetlake_knows_is_checked_before_a_jvm_starts(
     with pytest.raises(ConfigError) as caught:
         load_settings(config_file=None, environ={"OFFSETLAKE_SPARK__EXTRA_CONF": "spark.sql.shuffle.partitions=banana"})
     assert str(caught.value) == (
-        "setting spark.extra_conf.spark.sql.shuffle.partitions = 'banana' (from env OFFSETLAKE_SPARK__EXTRA_CONF) is "
+        "setting spark.extra_conf.spark.sql.shuffle.partitions = <hidden> (from env OFFSETLAKE_SPARK__EXTRA_CONF) is "
         "invalid: expected a whole number >= 1 (Spark's spark.sql.shuffle.partitions)")
     # Good values pass; the confs offsetlake knows no type of are Spark's to check when the session starts.
     settings = load_settings(config_file=None, environ={
