@@ -173,3 +173,26 @@ def test_the_delta_rs_engine_and_the_default_answer_with_no_java_to_start(sample
                                 timeout=120)
         assert result.returncode == 0, result.stderr
         assert result.stdout.splitlines() == ["group,total_lag", *[f"{sample.alpha},{n}" for n in (0, 100, 100)]]
+
+
+def readme_queries() -> list[str]:
+    """The ``offsetlake sql "..."`` examples of README.md's code blocks, as the shell passes them (``\\``` -> `)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```\n(.*?)^```", readme, flags=re.S | re.M)
+    return [query.replace("\\`", "`") for block in blocks
+            for query in re.findall(r'^offsetlake sql "(.*?)"\s*$', block, flags=re.S | re.M)]
+
+
+def selected_columns(query: str) -> list[str]:
+    [listed] = re.findall(r"SELECT (.*?) FROM", query, flags=re.S)
+    return [name.strip().strip("`") for name in listed.split(",")]
+
+
+@pytest.mark.parametrize("engine", ["delta-rs", "spark"])
+def test_the_readmes_sql_examples_run_and_answer_with_the_columns_they_select(offsetlake_sql, engine) -> None:  # type: ignore[no-untyped-def]
+    queries = readme_queries()
+    assert len(queries) >= 3  # why did it rebalance, who owned the partition, how far behind
+    for query in queries:
+        code, out, err = offsetlake_sql("--engine", engine, "--format", "csv", query)
+        assert code == 0, (query, err)
+        assert out.splitlines()[0].split(",") == selected_columns(query), query
