@@ -74,7 +74,7 @@ def iso_time(text: str) -> int:
         moment = dt.datetime.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not an ISO 8601 date or time (e.g. 2026-11-01 or 2026-11-01T12:00:00)") from None
+            f"{text!r} is not an ISO 8601 date or time (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS)") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt.UTC)
     return int(moment.timestamp() * 1000)

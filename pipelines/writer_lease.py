@@ -113,7 +113,7 @@ class WriterLease:
         return max(0, math.ceil((self.expires_at - now).total_seconds()))
 
     def holder_named(self) -> str:
-        """``'offsetlake run' (pid 4242 on host-a, since 2026-12-01 10:00:03 UTC)``."""
+        """``'offsetlake run' (pid 4242 on host-a, since <its acquisition time> UTC)``."""
         return f"'{self.command}' (pid {self.pid} on {self.host}, since {self.acquired_at:%Y-%m-%d %H:%M:%S} UTC)"
 
 
