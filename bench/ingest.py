@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import dataclasses
 import resource
 import shutil
 import sys
@@ -98,7 +97,7 @@ def main() -> None:
               f"{baseline:8.1f} s {args.records / baseline:>10,.0f} records/s", flush=True)
 
         started = time.perf_counter()
-        reports = run_ingest(spark, dataclasses.replace(settings),
+        reports = run_ingest(spark, settings.model_copy(),
                              IngestOptions(topic=topic, once=True,
                                            max_offsets_per_trigger=args.max_offsets_per_trigger))
         seconds = time.perf_counter() - started

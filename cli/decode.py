@@ -48,9 +48,8 @@ def run(args: argparse.Namespace) -> int:
         return write_lines((decode_json_line(line) for line in sys.stdin if line.strip()), sys.stdout)
     settings = settings_from(args)
     if args.bootstrap_servers:
-        from dataclasses import replace
-
-        settings = settings.with_overrides(kafka=replace(settings.kafka, bootstrap_servers=args.bootstrap_servers))
+        settings = settings.with_overrides(
+            kafka=settings.kafka.model_copy(update={"bootstrap_servers": args.bootstrap_servers}))
     from pipelines.kafka_clients import client_config  # librdkafka's log to the debug log, no topic created
 
     return write_lines(topic_records(client_config(settings), args.topic, args.max_records,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from typing import TYPE_CHECKING
@@ -62,9 +61,9 @@ def run(args: argparse.Namespace) -> int:
     overrides = {key: value for key, value in (("host", args.host), ("port", args.port)) if value is not None}
     if overrides:
         # Through the settings' own checks, so --port 70000 reads like a bad sql_endpoint.port.
-        endpoint_settings = dataclasses.replace(settings.sql_endpoint, **overrides)
+        endpoint_settings = settings.sql_endpoint.model_copy(update=overrides)
         check_sql_endpoint(endpoint_settings, lambda key: f"--{key}" if key in overrides else "settings")
-        settings = dataclasses.replace(settings, sql_endpoint=endpoint_settings)
+        settings = settings.model_copy(update={"sql_endpoint": endpoint_settings})
     host, port = settings.sql_endpoint.host, settings.sql_endpoint.port
     refresh = settings.sql_endpoint.catalog_refresh_seconds
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import dataclasses
 import inspect
 import json
 import re
@@ -264,22 +263,6 @@ def cli_page(parser: argparse.ArgumentParser | None = None) -> str:
 
 # --- settings -------------------------------------------------------------------------------------------------------
 
-def field_comments(cls: type) -> dict[str, str]:
-    """The ``#`` comment lines right above each field of a settings dataclass, by field name (the class body's
-    lines only, not its methods')."""
-    comments: dict[str, str] = {}
-    pending: list[str] = []
-    for line in inspect.getsource(cls).splitlines():
-        comment, field = re.match(r" {4}#\s?(.*)$", line), re.match(r" {4}(\w+)\s*:", line)
-        if comment:
-            pending.append(comment.group(1).strip())
-            continue
-        if field and pending:
-            comments[field.group(1)] = " ".join(pending)
-        pending = []
-    return comments
-
-
 def example_comments(text: str) -> dict[str, str]:
     """The comments of ``conf/offsetlake.example.toml`` by dotted key (``kafka.security_protocol``): the one after
     a key (set, or commented out) with the indented comment lines below it, and the one after a ``[table]`` header."""
@@ -318,27 +301,35 @@ def _toml_value(value: object) -> str:
     return _code(value if not isinstance(value, dict) else json.dumps(value) if value else "{}")
 
 
+def _type_name(annotation: object) -> str:
+    """A field's type as written in conf/settings.py: ``int``, ``str | None``, ``dict[str, str]``."""
+    if isinstance(annotation, type) and not typing.get_args(annotation):
+        return annotation.__name__
+    return re.sub(r"\b(?:[a-z_]+\.)+([A-Za-z_]\w*)", r"\1", repr(annotation))
+
+
 def settings_page() -> str:
+    import pydantic
+
     import conf.settings as settings_module
 
     settings = settings_module.Settings
-    types = typing.get_type_hints(settings)
     example = example_comments((ROOT / "conf" / "offsetlake.example.toml").read_text(encoding="utf-8"))
-    sections = [f for f in dataclasses.fields(settings) if dataclasses.is_dataclass(types[f.name])]
+    sections = {name: f.annotation for name, f in settings.model_fields.items()
+                if isinstance(f.annotation, type) and issubclass(f.annotation, pydantic.BaseModel)}
     prefix = settings_module.ENV_PREFIX
 
-    def keys(cls: type, section: str) -> Iterator[str]:
-        comments = field_comments(cls)
-        for f in dataclasses.fields(cls):
-            if cls is settings and f in sections:
+    def keys(cls: type[pydantic.BaseModel], section: str) -> Iterator[str]:
+        for name, f in cls.model_fields.items():
+            if cls is settings and name in sections:
                 continue
-            key = f"{section}.{f.name}" if section else f.name
-            default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[operator]
-            env = f"{prefix}{section.upper()}__{f.name.upper()}" if section else f"{prefix}{f.name.upper()}"
+            key = f"{section}.{name}" if section else name
+            env = f"{prefix}{section.upper()}__{name.upper()}" if section else f"{prefix}{name.upper()}"
             yield "\n\n".join([
                 f"### `{key}` {{#{_anchor(key)}}}",
-                f"{_code(f.type)} · default {_toml_value(default)} · {_code(env)}",
-                _md(comments.get(f.name) or example.get(key) or "—"),
+                f"{_code(_type_name(f.annotation))} · default {_toml_value(f.get_default(call_default_factory=True))}"
+                f" · {_code(env)}",
+                _md(f.description or example.get(key) or "—"),
             ])
 
     parts = [
@@ -348,14 +339,14 @@ def settings_page() -> str:
         f"`--config`; `conf/offsetlake.example.toml` is a commented one); environment variables "
         f"`{prefix}<SECTION>__<KEY>` (top-level keys: `{prefix}<KEY>`), where a table such as `spark.extra_conf` is "
         "given as `name=value,name=value`. Each key below gives its type, its default and its environment variable.",
-        "Descriptions are the comment above each field in `conf/settings.py`; for a field without one, the comment "
-        "on its line in `conf/offsetlake.example.toml`; — where neither has one.",
+        "Descriptions are each field's `description` in the model (`conf/settings.py`); for a field without one, the "
+        "comment on its line in `conf/offsetlake.example.toml`; — where neither has one.",
         "## Top level {#top-level}",
         _paragraphs(settings.__doc__),
         *keys(settings, ""),
     ]
-    for f in sections:
-        parts += [f"## `[{f.name}]` {{#{f.name}}}", _paragraphs(types[f.name].__doc__), *keys(types[f.name], f.name)]
+    for name, cls in sections.items():
+        parts += [f"## `[{name}]` {{#{name}}}", _paragraphs(cls.__doc__), *keys(cls, name)]
     return _page(*parts)
 
 

@@ -32,7 +32,6 @@ so it is tested without Spark. The demo owns its warehouse: it empties a warehou
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime as dt
 import shutil
 import tempfile
@@ -523,7 +522,7 @@ def run_demo(settings: Settings, options: DemoOptions = DemoOptions(), *, broker
     scenarios = [scenario_path(name) for name in options.validation_scenarios]
     warehouse = settings.warehouse_path
     prepare_warehouse(warehouse)
-    validation_settings = dataclasses.replace(settings, warehouse=str(warehouse / VALIDATION_DIR))
+    validation_settings = settings.model_copy(update={"warehouse": str(warehouse / VALIDATION_DIR)})
     second_round = max(options.messages // 2, options.partitions)
     with contextlib.ExitStack() as cleanup:
         if broker_dir is None:
@@ -533,9 +532,9 @@ def run_demo(settings: Settings, options: DemoOptions = DemoOptions(), *, broker
             broker.start()
             cleanup.callback(broker.stop)
             detail.append(f"{broker.bootstrap_servers}, data in {broker_dir}")
-        kafka = dataclasses.replace(settings.kafka, bootstrap_servers=broker.bootstrap_servers)
-        settings = dataclasses.replace(settings, kafka=kafka)
-        validation_settings = dataclasses.replace(validation_settings, kafka=kafka)
+        kafka = settings.kafka.model_copy(update={"bootstrap_servers": broker.bootstrap_servers})
+        settings = settings.model_copy(update={"kafka": kafka})
+        validation_settings = validation_settings.model_copy(update={"kafka": kafka})
         client = kafka.librdkafka_config()
         with step(f"create {options.topic} and produce {options.messages} messages") as detail:
             create_topic(client, options.topic, options.partitions)

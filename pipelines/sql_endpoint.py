@@ -77,8 +77,6 @@ def session_settings(settings: Settings) -> Settings:
       first disconnect pays for it) and later disconnects take milliseconds. ``derby.log`` still goes to the
       warehouse (``derby.stream.error.file``), not to the working directory.
     """
-    import dataclasses
-
     from pipelines.spark_session import spark_conf
 
     jars = [jar for jar in spark_conf(settings)["spark.jars"].split(",") if jar]
@@ -88,7 +86,7 @@ def session_settings(settings: Settings) -> Settings:
     extra.setdefault("spark.driver.extraJavaOptions", " ".join(
         [f"-Dderby.stream.error.file={_local_state(settings) / 'derby.log'}",
          *settings.spark.driver_java_options.split()]))
-    return dataclasses.replace(settings, spark=dataclasses.replace(settings.spark, extra_conf=extra))
+    return settings.model_copy(update={"spark": settings.spark.model_copy(update={"extra_conf": extra})})
 
 
 def jdbc_url(host: str, port: int) -> str:

@@ -104,7 +104,7 @@ def enforced_by(constraint: Constraint, columns: str) -> Callable[[QualitySettin
 
 def render_query(query: str, quality: QualitySettings) -> str:
     """Fill ``$name`` placeholders from the quality settings; ``{batch}`` is left for GX."""
-    values = {f.name: getattr(quality, f.name) for f in dataclasses.fields(quality) if f.name != "severity"}
+    values = {name: getattr(quality, name) for name in type(quality).model_fields if name != "severity"}
     return Template(query).substitute(values)
 
 

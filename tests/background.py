@@ -32,7 +32,6 @@ fails every test using it, with the build's own exception.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -128,7 +127,7 @@ class BackgroundBuilds:
 
     def __init__(self, spark: Any, base_settings: Any, root: Path, needed: list[str]) -> None:
         self._spark, self._root = spark, root
-        self._base_settings = dataclasses.replace(base_settings, cluster_name=CLUSTER)
+        self._base_settings = base_settings.model_copy(update={"cluster_name": CLUSTER})
         self._futures: dict[str, Future[Any]] = {name: Future() for name in needed}
         self.timings: list[str] = []
         self.broker: Any = None

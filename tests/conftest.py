@@ -6,7 +6,6 @@ writes tables gets its own warehouse directory through ``settings_for``.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -96,7 +95,7 @@ def spark(base_settings: Settings):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def warehouse_settings(tmp_path: Path, base_settings: Settings) -> Settings:
     """The session's settings with a fresh warehouse for this test, for tests that need no broker."""
-    return dataclasses.replace(base_settings, warehouse=str(tmp_path / "warehouse"))
+    return base_settings.model_copy(update={"warehouse": str(tmp_path / "warehouse")})
 
 
 @pytest.fixture
@@ -105,8 +104,8 @@ def settings_for(tmp_path: Path, kafka_broker: EmbeddedBroker, base_settings: Se
 
     def make(**changes: object) -> Settings:
         kafka = KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers)
-        settings = dataclasses.replace(base_settings, warehouse=str(tmp_path / "warehouse"), kafka=kafka)
-        return dataclasses.replace(settings, **changes)  # type: ignore[arg-type]
+        settings = base_settings.model_copy(update={"warehouse": str(tmp_path / "warehouse"), "kafka": kafka})
+        return settings.model_copy(update=changes)
 
     return make
 

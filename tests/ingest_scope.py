@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 from conf.settings import Settings
@@ -23,7 +22,7 @@ def from_now_on(settings: Settings) -> Settings:
 
     existing = AdminClient(settings.kafka.librdkafka_config()).list_topics(timeout=30).topics
     if OFFSETS_TOPIC not in existing:
-        return dataclasses.replace(settings, kafka=dataclasses.replace(settings.kafka, starting_offsets="earliest"))
+        return settings.model_copy(update={"kafka": settings.kafka.model_copy(update={"starting_offsets": "earliest"})})
     ends = topic_end_offsets(settings, OFFSETS_TOPIC)
     start = json.dumps({str(partition): offset for partition, offset in sorted(ends.items())})
-    return dataclasses.replace(settings, kafka=dataclasses.replace(settings.kafka, starting_offsets=start))
+    return settings.model_copy(update={"kafka": settings.kafka.model_copy(update={"starting_offsets": start})})

@@ -20,7 +20,6 @@ tests/quality's "every expectation passes", which is the stronger for running ov
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -102,8 +101,8 @@ def build_real_traffic(spark: Any, kafka_broker: Any, base_settings: Settings, r
     from pipelines.gold.refresh import refresh_gold
     from pipelines.ingest import IngestOptions, run_ingest
 
-    settings = dataclasses.replace(base_settings, warehouse=str(root / "warehouse"),
-                                   kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers))
+    settings = base_settings.model_copy(update={"warehouse": str(root / "warehouse"),
+                                   "kafka": KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers)})
     settings = from_now_on(settings)  # this warehouse's traffic, not every earlier test's
     quality = _quality_traffic(spark, settings)
     client = settings.kafka.librdkafka_config()

@@ -14,7 +14,6 @@ reached 11 min 19 s of pytest at that load.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import shutil
 import signal
@@ -112,7 +111,7 @@ def server(sample, tmp_path_factory, pytestconfig) -> Iterator[Server]:  # type:
     root = tmp_path_factory.mktemp("serve-sql")
     warehouse = root / "warehouse"
     shutil.copytree(sample.settings.warehouse_path, warehouse, ignore=shutil.ignore_patterns("_checkpoints"))
-    settings = dataclasses.replace(sample.settings, warehouse=str(warehouse))
+    settings = sample.settings.model_copy(update={"warehouse": str(warehouse)})
     port = free_port()
     stderr_path = root / "serve-sql.stderr"
     started = time.monotonic()

@@ -7,7 +7,6 @@ two ``offsetlake run`` processes on the embedded broker, then a ``kill -9`` of t
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import os
 import re
@@ -102,7 +101,7 @@ def test_a_lost_lease_stops_the_command_after_its_batch_and_exits_1(tmp_path: Pa
     with pytest.raises(CommandError) as raised, writer_lease_held(settings, "ingest", stop):
         held = current_lease(settings)
         release(settings, held)  # type: ignore[arg-type]  # as if it had expired during a pause ...
-        acquire(dataclasses.replace(settings, writer=WriterSettings()), "offsetlake run")  # ... and been taken
+        acquire(settings.model_copy(update={"writer": WriterSettings()}), "offsetlake run")  # ... and been taken
         assert stop.wait(10), "the command was not told to stop"
     assert str(raised.value).startswith(f"lost the writer lease of cluster east in {settings.warehouse_uri}: ")
     [warning] = capsys.readouterr().err.splitlines()

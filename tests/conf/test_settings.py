@@ -353,7 +353,7 @@ def test_a_printed_settings_object_shows_no_password_and_no_pass_through_value()
         "OFFSETLAKE_KAFKA__JAVA_CLIENT": f"ssl.key.password={SECRET}-java",
         "OFFSETLAKE_SPARK__EXTRA_CONF": f"spark.hadoop.fs.s3a.secret.key={SECRET}-spark",
     })
-    assert settings.kafka.sasl_password == SECRET  # kept for the clients
+    assert settings.kafka.sasl_password.get_secret_value() == SECRET  # kept for the clients
     for text in (repr(settings), str(settings), repr(settings.kafka), repr(settings.spark)):
         assert SECRET not in text
     assert "sasl_username='alice'" in repr(settings.kafka)
@@ -421,13 +421,13 @@ def documented_variables() -> set[str]:
 
 def names_a_setting(variable: str) -> bool:
     """Whether ``variable`` is OFFSETLAKE_<KEY> of a top-level setting or OFFSETLAKE_<SECTION>__<KEY> (README)."""
-    import dataclasses
+    from pydantic import BaseModel
 
     rest = variable.removeprefix("OFFSETLAKE_").lower()
     section, _, key = rest.partition("__") if "__" in rest else ("", "", rest)
     holder = getattr(Settings(), section, None) if section else Settings()
-    return (dataclasses.is_dataclass(holder) and key in {f.name for f in dataclasses.fields(holder)}
-            and not dataclasses.is_dataclass(getattr(holder, key)))  # OFFSETLAKE_SPARK is no setting
+    return (isinstance(holder, BaseModel) and key in type(holder).model_fields
+            and not isinstance(getattr(holder, key), BaseModel))  # OFFSETLAKE_SPARK is no setting
 
 
 def test_every_offsetlake_variable_the_docs_tell_users_to_set_is_accepted_by_the_settings(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ the background builds (tests/background.py) too.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -56,8 +55,8 @@ def build_dag_traffic(spark: Any, kafka_broker: Any, base_settings: Settings, ro
     topic; then one end-offset snapshot (what the end_offsets_snapshot DAG takes every minute), so that the
     DAG's lag task has something to join the ingested commits with. Built in the background (tests/background.py),
     the last build there, so that nothing else reaches this broker's ``__consumer_offsets`` before the DAG's ingest."""
-    settings = dataclasses.replace(base_settings, warehouse=str(root / "warehouse"),
-                                   kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers))
+    settings = base_settings.model_copy(update={"warehouse": str(root / "warehouse"),
+                                   "kafka": KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers)})
     settings = from_now_on(settings)  # ingest this traffic, not the broker's earlier builds
     client = settings.kafka.librdkafka_config()
     suffix = uuid.uuid4().hex[:8]

@@ -47,9 +47,8 @@ def test_the_check_of_the_chosen_table_passes_on_the_ingested_warehouse(ingested
 
 def test_a_duplicated_committed_offset_fails_the_run_without_retries(spark, ingested, dag_bag, run_conf_for,
                                                                      tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
-    import dataclasses
 
-    settings = dataclasses.replace(ingested["settings"], warehouse=str(tmp_path / "warehouse"))
+    settings = ingested["settings"].model_copy(update={"warehouse": str(tmp_path / "warehouse")})
     shutil.copytree(ingested["settings"].warehouse_path, settings.warehouse_path)
     duplicate = read_table(spark, settings, committed_offsets.TABLE).limit(1)
     assert duplicate.count() == 1

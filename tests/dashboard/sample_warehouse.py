@@ -33,7 +33,6 @@ have committed only after s2, so they have rows at s3 only, with lag 0.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import time
 import uuid
@@ -138,8 +137,8 @@ def build_sample_warehouse(spark: Any, kafka_broker: Any, base_settings: Setting
     from pipelines.gold.refresh import refresh_gold
     from pipelines.ingest import IngestOptions, run_ingest
 
-    settings = dataclasses.replace(base_settings, warehouse=str(root / "warehouse"),
-                                   kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers))
+    settings = base_settings.model_copy(update={"warehouse": str(root / "warehouse"),
+                                   "kafka": KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers)})
     settings = from_now_on(settings)  # ingest this module's traffic, not every earlier test's
     client = settings.kafka.librdkafka_config()
     suffix = uuid.uuid4().hex[:6]

@@ -10,7 +10,6 @@ page is built once per module and each test opens it in a tab of its own.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import re
@@ -363,7 +362,7 @@ def test_since_narrows_every_chart_to_what_happened_after_it(sample, tab, tmp_pa
 
 def test_a_warehouse_without_tables_gives_a_page_that_says_there_is_nothing_yet(base_settings, tmp_path,  # type: ignore[no-untyped-def]
                                                                                  browser) -> None:
-    settings = dataclasses.replace(base_settings, warehouse=str(tmp_path / "empty"))
+    settings = base_settings.model_copy(update={"warehouse": str(tmp_path / "empty")})
     report = build_dashboard(settings, tmp_path / "empty.html", engine="delta-rs")
     assert report.read.engines == {} and report.data.missing_tables == sorted((*COLUMNS, *VIEWS))
     assert set(report.read.unavailable_views) == set(VIEWS)  # its tables are not there: left out, said why

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import json
 import os
@@ -10,7 +9,6 @@ import pkgutil
 import shutil
 import subprocess
 import sys
-import typing
 from pathlib import Path
 
 from docs import generate
@@ -79,18 +77,21 @@ def test_every_command_and_nested_command_has_its_section_in_cli_md_with_every_o
 
 
 def test_every_settings_key_has_its_section_in_settings_md_with_its_environment_variable() -> None:
+    from pydantic import BaseModel
+
     from conf.settings import Settings
 
     page = generate.settings_page()
-    types = typing.get_type_hints(Settings)
-    keys = [(f.name, "OFFSETLAKE_" + f.name.upper()) for f in dataclasses.fields(Settings)
-            if not dataclasses.is_dataclass(types[f.name])]
-    keys += [(f"{section.name}.{f.name}", f"OFFSETLAKE_{section.name.upper()}__{f.name.upper()}")
-             for section in dataclasses.fields(Settings) if dataclasses.is_dataclass(types[section.name])
-             for f in dataclasses.fields(types[section.name])]
+    sections = {name: f.annotation for name, f in Settings.model_fields.items()
+                if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel)}
+    keys = [(name, "OFFSETLAKE_" + name.upper()) for name in Settings.model_fields if name not in sections]
+    keys += [(f"{section}.{name}", f"OFFSETLAKE_{section.upper()}__{name.upper()}")
+             for section, cls in sections.items() for name in cls.model_fields]
     assert len(keys) > 40
     for key, env in keys:
-        assert f"`{env}`" in section(page, f"### `{key}`"), key
+        text = section(page, f"### `{key}`")
+        assert f"`{env}`" in text, key
+        assert not text.rstrip().endswith("—"), f"{key} has no description"
 
 
 def test_every_record_type_has_its_section_in_records_md_with_every_value_field() -> None:

@@ -16,7 +16,6 @@ suite. Its VACUUM turns Delta's retention check off for the session while it run
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from pathlib import Path
 from typing import Any
@@ -77,9 +76,8 @@ def build_maintained_warehouse(spark: Any, broker: Any, base_settings: Any, root
     """Write the three batches, refresh and maintain as the module docstring says; what the tests read of it."""
     from conf.settings import KafkaSettings, MaintenanceSettings
 
-    settings = dataclasses.replace(
-        base_settings, warehouse=str(root / "warehouse"),
-        kafka=KafkaSettings(bootstrap_servers=broker.bootstrap_servers))
+    settings = base_settings.model_copy(update={"warehouse": str(root / "warehouse"),
+        "kafka": KafkaSettings(bootstrap_servers=broker.bootstrap_servers)})
     ensure_tables(spark, settings)
     written = 0
 
@@ -105,8 +103,8 @@ def build_maintained_warehouse(spark: Any, broker: Any, base_settings: Any, root
     kept = maintain(spark, settings, sample)
     after_optimize = {spec.name: _rows(read_table(spark, settings, spec)) for spec in sample}
     # Then the whole warehouse with no retention at all (explicitly allowed).
-    short = dataclasses.replace(settings, maintenance=MaintenanceSettings(vacuum_retention_hours=0,
-                                                                          allow_short_retention=True))
+    short = settings.model_copy(update={"maintenance": MaintenanceSettings(vacuum_retention_hours=0,
+                                                                          allow_short_retention=True)})
     vacuumed = maintain(spark, short)
     # Gold's query after OPTIMIZE and VACUUM of silver: new versions, no change data, nothing to write.
     written_after_maintenance = refresh_gold_tables(spark, settings)

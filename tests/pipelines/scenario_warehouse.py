@@ -44,10 +44,9 @@ def build_scenario_warehouse(spark: Any, broker: Any, base_settings: Any, root: 
     from pipelines.ingest import IngestOptions, run_ingest
     from pipelines.validation import build_gold, scenario_name
 
-    settings = dataclasses.replace(
-        base_settings, warehouse=str(root / "warehouse"),
-        kafka=KafkaSettings(bootstrap_servers=broker.bootstrap_servers),
-        gold=GoldSettings(storm_rebalances=8, storm_window_minutes=10))
+    settings = base_settings.model_copy(update={"warehouse": str(root / "warehouse"),
+        "kafka": KafkaSettings(bootstrap_servers=broker.bootstrap_servers),
+        "gold": GoldSettings(storm_rebalances=8, storm_window_minutes=10)})
     results = {scenario_name(path): simulate(str(path), kafka_version="4.2") for path in SCENARIOS}
     topic = f"offsets-{uuid.uuid4().hex[:8]}"
     cut = {name: int(len(r.records) * FIRST_PART) for name, r in results.items()}

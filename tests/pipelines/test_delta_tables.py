@@ -107,7 +107,7 @@ def test_gold_tables_are_clustered_by_group_and_an_older_one_is_clustered_keepin
                 "minute_date"]
         else:
             assert clustering_of(spark, settings, spec) == ["cluster_name", "group"], spec.name
-    older = dataclasses.replace(settings, warehouse=str(settings.warehouse_path / "older"))
+    older = settings.model_copy(update={"warehouse": str(settings.warehouse_path / "older")})
     ensure_table(spark, older, dataclasses.replace(clustered, cluster_by=()))
     rows = spark.createDataFrame([commit_row(f"g{i % 3}", i) for i in range(6)], clustered.schema)
     rows.write.format("delta").mode("append").save(table_path(older, clustered))
@@ -150,12 +150,12 @@ def test_a_table_made_current_records_its_spec_and_is_evolved_again_only_when_th
     assert recorded_spec(settings, committed_offsets.TABLE) == spec_fingerprint(committed_offsets.TABLE)
     ensure_current_table(spark, settings, committed_offsets.TABLE)  # e.g. the next refresh, or another process
     assert latest_version(spark, settings, committed_offsets.TABLE) == version
-    older_still = dataclasses.replace(settings, warehouse=str(settings.warehouse_path / "older"))
+    older_still = settings.model_copy(update={"warehouse": str(settings.warehouse_path / "older")})
     ensure_table(spark, older_still, older)
     spark.sql(f"ALTER TABLE delta.`{table_path(older_still, committed_offsets.TABLE)}` UNSET TBLPROPERTIES "
               "('offsetlake.spec')")  # as an offsetlake before the property made it
     assert recorded_spec(older_still, committed_offsets.TABLE) == ""
     ensure_current_table(spark, older_still, committed_offsets.TABLE)
     assert recorded_spec(older_still, committed_offsets.TABLE) == spec_fingerprint(committed_offsets.TABLE)
-    assert recorded_spec(dataclasses.replace(settings, warehouse=str(settings.warehouse_path / "none")),
+    assert recorded_spec(settings.model_copy(update={"warehouse": str(settings.warehouse_path / "none")}),
                          committed_offsets.TABLE) is None

@@ -4,7 +4,6 @@ creates a topic. Against real sockets (tests/edges.py) and the session's broker.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 
@@ -80,9 +79,9 @@ def test_a_topic_that_does_not_exist_is_none_and_asking_does_not_create_it(kafka
 
 def test_no_client_offsetlake_makes_creates_a_topic_not_even_when_the_pass_through_asks() -> None:
     settings = settings_at("127.0.0.1:9092")
-    pass_through = dataclasses.replace(settings.kafka, librdkafka={"allow.auto.create.topics": "true",
-                                                                   "client.id": "mine"})
-    config = client_config(dataclasses.replace(settings, kafka=pass_through))
+    pass_through = settings.kafka.model_copy(update={"librdkafka": {"allow.auto.create.topics": "true",
+                                                                   "client.id": "mine"}})
+    config = client_config(settings.model_copy(update={"kafka": pass_through}))
     assert config["allow.auto.create.topics"] is False and config["client.id"] == "mine"
     assert isinstance(config["logger"], ClientLog)
 
@@ -90,7 +89,7 @@ def test_no_client_offsetlake_makes_creates_a_topic_not_even_when_the_pass_throu
 def test_the_timeouts_that_say_why_a_connection_failed_fit_within_the_commands_timeout() -> None:
     short = client_config(settings_at("127.0.0.1:9092"))
     assert short["socket.connection.setup.timeout.ms"] == 1000 and short["api.version.request.timeout.ms"] == 1000
-    default = client_config(dataclasses.replace(settings_at("127.0.0.1:9092"), kafka=KafkaSettings()))
+    default = client_config(settings_at("127.0.0.1:9092").model_copy(update={"kafka": KafkaSettings()}))
     # librdkafka's own defaults, when half the timeout is longer
     assert default["socket.connection.setup.timeout.ms"] == 15_000
     assert default["api.version.request.timeout.ms"] == 10_000

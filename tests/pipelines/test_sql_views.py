@@ -7,7 +7,6 @@ beta (one member, still Stable) and gamma (KIP-848), two ingests and three end-o
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from pathlib import Path
 
@@ -116,7 +115,7 @@ def test_registering_another_warehouse_repoints_the_tables_and_skips_views_whose
         spark, sample, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from pyspark.errors import AnalysisException
 
-    empty = dataclasses.replace(sample.settings, warehouse=str(tmp_path / "empty"))
+    empty = sample.settings.model_copy(update={"warehouse": str(tmp_path / "empty")})
     report = register_catalog(spark, empty)
     assert report.tables == [] and report.views == []
     assert set(report.skipped_views) == EXPECTED_VIEWS

@@ -6,7 +6,6 @@ Spark, no broker. The commands that take the lease are tested in tests/cli/test_
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -105,7 +104,7 @@ def test_a_second_writer_of_a_cluster_is_refused_naming_the_first_and_other_clus
     assert left is not None and 30 <= int(left.group(1)) <= 60, message
     assert (refused.value.lease.pid, refused.value.lease.host) == (holder_process.pid, socket.gethostname())
 
-    west = acquire(dataclasses.replace(east, cluster_name="west"), "offsetlake run")
+    west = acquire(east.model_copy(update={"cluster_name": "west"}), "offsetlake run")
     assert west.cluster_name == "west"
 
     # The holder ends normally: its lease is released, and free at once (not at its expiry, a minute away).

@@ -7,7 +7,6 @@ fail, each showing the offending rows.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 from pathlib import Path
@@ -64,7 +63,7 @@ def test_the_run_is_recorded_in_the_results_table_and_the_data_docs(spark, wareh
 
 
 def test_tables_that_do_not_exist_yet_are_reported_as_skipped(spark, warehouse, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    settings = dataclasses.replace(warehouse["settings"], warehouse=str(tmp_path / "empty"))
+    settings = warehouse["settings"].model_copy(update={"warehouse": str(tmp_path / "empty")})
     report = run_checks(spark, settings, tables=["quarantine"], docs_dir=tmp_path / "docs")
     assert [(r.suite, r.expectation, r.status, r.details) for r in report.results] == [
         ("quarantine", "quarantine_rate_below_threshold", "skipped",
@@ -134,7 +133,7 @@ def tampered(spark, warehouse):  # type: ignore[no-untyped-def]
             [("test", "__consumer_offsets", 0, last + 300, None, 99, None, "unknown record type 99", b"\x00c",
               None, dt.datetime(2026, 11, 22))], quarantine.TABLE.schema),
     }
-    strict = dataclasses.replace(settings, quality=dataclasses.replace(settings.quality, max_quarantine_rate=0.0))
+    strict = settings.model_copy(update={"quality": settings.quality.model_copy(update={"max_quarantine_rate": 0.0})})
     return run_checks(spark, strict, frames=frames, write_results=False)
 
 

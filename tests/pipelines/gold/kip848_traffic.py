@@ -5,7 +5,6 @@ refreshes and a full rebuild; what the tests read is returned as plain rows.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import uuid
 from pathlib import Path
@@ -55,8 +54,8 @@ def _owned(consumer) -> set[int]:  # type: ignore[no-untyped-def]
 
 def build_kip848_traffic(spark: Any, kafka_broker: Any, base_settings: Settings, root: Path) -> dict[str, Any]:
     """Both groups' traffic on ``kafka_broker``, ingested and refreshed under ``root``; the rows the tests read."""
-    settings = dataclasses.replace(base_settings, warehouse=str(root / "warehouse"),
-                                   kafka=KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers))
+    settings = base_settings.model_copy(update={"warehouse": str(root / "warehouse"),
+                                   "kafka": KafkaSettings(bootstrap_servers=kafka_broker.bootstrap_servers)})
     settings = from_now_on(settings)  # ingest this module's traffic, not every earlier test's
     client = settings.kafka.librdkafka_config()
     suffix = uuid.uuid4().hex[:8]

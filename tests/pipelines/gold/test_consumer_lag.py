@@ -184,7 +184,7 @@ def test_refreshes_from_the_state_store_give_the_rows_of_a_replay_of_all_of_silv
     from pipelines.gold.consumer_lag import consumer_lag_frame
 
     # Burrow's window of 3: the state keeps 3 records per group and partition from before each refresh.
-    settings = dataclasses.replace(warehouse_settings, lag=LagSettings(intervals=3))
+    settings = warehouse_settings.model_copy(update={"lag": LagSettings(intervals=3)})
     history = _silver_history(settings)
     # Silver grows in two steps: the records and snapshots up to 9,000 ms, then the rest. (Records ingested after
     # newer snapshots were computed: the advance_partition tests above.)
