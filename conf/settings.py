@@ -490,27 +490,18 @@ class StorageSettings(_Section):
         "AWS_ENDPOINT_URL, AWS_REGION, AWS_ALLOW_HTTP."))
 
 
-def _sql_endpoint_problem(endpoint: SqlEndpointSettings) -> tuple[str, object, str] | None:
-    """The first bad ``[sql_endpoint]`` value as (key, value, expected), or None."""
-    if not endpoint.host.strip() or any(c.isspace() or c in "/:" for c in endpoint.host):
-        return "host", endpoint.host, "a host name or IP address such as 127.0.0.1"
-    if not 1 <= endpoint.port <= 65535:
-        return "port", endpoint.port, "a TCP port from 1 to 65535"
-    if endpoint.catalog_refresh_seconds < 0:
-        return ("catalog_refresh_seconds", endpoint.catalog_refresh_seconds,
-                "a number of seconds >= 0 (0: never look for new tables)")
-    return None
-
-
 class SqlEndpointSettings(_Section):
     """Where ``offsetlake serve-sql`` listens and how it keeps its catalog current (pipelines/sql_endpoint.py)."""
 
-    host: str = Field("127.0.0.1", description=(
-        "The address the HiveServer2 (Thrift) port binds to. There is no authentication (any user name is "
-        "accepted), so the default is loopback only; put a proxy or an SSH tunnel in front for others."))
-    port: int = Field(10000, description="HiveServer2's customary port; Spark's own start-thriftserver.sh uses it "
-                                         "too.")
-    catalog_refresh_seconds: float = Field(30.0, description=(
+    host: Annotated[str, _rule("a host name or IP address such as 127.0.0.1",
+                               lambda h: h.strip() and not any(c.isspace() or c in "/:" for c in h))] = Field(
+        "127.0.0.1", description=(
+            "The address the HiveServer2 (Thrift) port binds to. There is no authentication (any user name is "
+            "accepted), so the default is loopback only; put a proxy or an SSH tunnel in front for others."))
+    port: Annotated[int, _rule("a TCP port from 1 to 65535", lambda n: 1 <= n <= 65535)] = Field(
+        10000, description="HiveServer2's customary port; Spark's own start-thriftserver.sh uses it too.")
+    catalog_refresh_seconds: Annotated[float, _rule("a number of seconds >= 0 (0: never look for new tables)",
+                                                    lambda x: x >= 0)] = Field(30.0, description=(
         "Every this many seconds the server looks for tables created since start-up (a first `lag`, a first "
         "`check`) and registers them with the views that needed them; 0 turns it off. Rows appended to a registered "
         "table need no refresh: Delta reads the table's latest version at every query."))
@@ -518,23 +509,16 @@ class SqlEndpointSettings(_Section):
         'Run every dashboards view once before saying "ready", so the first client\'s query does not pay for the '
         "JVM's cold start (seconds on a small machine)."))
 
-    @model_validator(mode="after")
-    def _listenable(self) -> SqlEndpointSettings:
-        problem = _sql_endpoint_problem(self)
-        if problem:
-            key, value, expected = problem
-            raise _refuse(expected, value, key)
-        return self
-
 
 def check_sql_endpoint(endpoint: SqlEndpointSettings, source: Callable[[str], str]) -> None:
     """Raise ConfigError for a bad ``[sql_endpoint]`` value; ``source(key)`` says where it came from
     (public: ``offsetlake serve-sql --host/--port`` override these after loading, with ``model_copy``, which does
     not validate)."""
-    problem = _sql_endpoint_problem(endpoint)
-    if problem:
-        key, value, expected = problem
-        raise ConfigError(f"sql_endpoint.{key}", value, expected, source(key))
+    try:
+        SqlEndpointSettings.model_validate(endpoint.model_dump())
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise _config_error({**error, "loc": ("sql_endpoint", *error["loc"])}, lambda key: source(key[1])) from None
 
 
 #: The shortest writer lease: renewed every third of it, at most once a second (each renewal is a Delta commit).

@@ -11,7 +11,6 @@ is the suite's table; other tables are read through temporary views named by :fu
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum

@@ -476,3 +476,31 @@ def test_the_debug_log_is_in_the_users_cache_unless_set(tmp_path: Path, monkeypa
     assert Settings().debug_log_path == tmp_path / "offsetlake" / "offsetlake-debug.log"
     assert load_settings(config_file=None, environ={"OFFSETLAKE_DEBUG_LOG": "/var/log/offsetlake.log"}
                          ).debug_log_path == Path("/var/log/offsetlake.log")
+
+
+def test_settings_built_in_code_take_only_their_arguments_and_are_checked_all_the_same(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pydantic import ValidationError
+
+    from conf.settings import SparkSettings
+
+    monkeypatch.setenv("OFFSETLAKE_CLUSTER_NAME", "from-env")
+    assert Settings().cluster_name == "local" and Settings(cluster_name="x").cluster_name == "x"
+    with pytest.raises(ValidationError, match="a number >= 1"):
+        SparkSettings(shuffle_partitions=0)
+    with pytest.raises(ValidationError) as caught:
+        Settings(kafka={"sasl_password": SECRET})  # a password without SASL
+    assert SECRET not in str(caught.value) and SECRET not in repr(caught.value)
+
+
+@pytest.mark.parametrize(("text", "key", "expected"), [
+    ('[spark]\nshuffle_partitions = 4.0\n', "spark.shuffle_partitions", "a whole number"),
+    ('[spark]\nshuffle_partitions = true\n', "spark.shuffle_partitions", "a whole number"),
+    ('[spark]\nui_enabled = "true"\n', "spark.ui_enabled", "true or false"),
+    ('[kafka]\ntimeout_seconds = "5"\n', "kafka.timeout_seconds", "a number"),
+])
+def test_a_file_value_of_another_type_is_refused_though_the_environment_may_spell_it(
+        tmp_path: Path, text: str, key: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(write(tmp_path, text), environ={})
+    assert caught.value.key == key and str(caught.value).endswith(f"expected {expected}")
