@@ -687,8 +687,8 @@ class _Environment(EnvSettingsSource):
         return value
 
     def _coerce_env_val_strict(self, field: Any, value: Any) -> Any:
-        # Text that is no valid value stays text, for the model to refuse with the setting's name (the library's
-        # JSON fallback raises instead); so does "inf" or "nan", which is no number of seconds or rows.
+        # Text that is no valid value stays text, for the model to refuse with the setting's name (pydantic-settings
+        # 2.14's JSON fallback raises instead); so does "inf" or "nan", which is no number of seconds or rows.
         try:
             coerced = super()._coerce_env_val_strict(field, value)
         except ValueError:
