@@ -570,7 +570,7 @@ def _check_warehouse(warehouse: str) -> str:
 class Settings(BaseSettings):
     """All of offsetlake's settings. Build with :func:`load_settings`."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__", case_sensitive=False,
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__", case_sensitive=True,
                                       frozen=True, extra="forbid", strict=True, hide_input_in_errors=True)
 
     cluster_name: Annotated[str, _rule("1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
@@ -676,7 +676,7 @@ class _Environment(EnvSettingsSource):
 
     def __init__(self, environ: Mapping[str, str]) -> None:
         self._environ = {name: value for name, value in environ.items() if name not in NOT_SETTINGS}
-        super().__init__(Settings)
+        super().__init__(Settings, case_sensitive=False)  # variables are upper case; names in the file are not
 
     def _load_env_vars(self) -> Mapping[str, str | None]:
         tables = {f"{ENV_PREFIX}{section}__{key}".lower() for section, key in _TABLES}
@@ -708,7 +708,8 @@ def load_settings(
     variables = _setting_variables(env)
     path_text = config_file if config_file is not None else env.get(ENV_PREFIX + "CONFIG")
     path = Path(path_text) if path_text else Path(DEFAULT_CONFIG_FILE)
-    file = _TomlFile(Settings, path)() if path_text is not None or path.exists() else {}
+    # The file as written: the source's own call folds case ([Spark] would pass as [spark]).
+    file = _TomlFile(Settings, path).toml_data if path_text is not None or path.exists() else {}
     layers = _deep_merge(file, _Environment(env)())
 
     def source(key: tuple[str, ...]) -> str:
