@@ -37,6 +37,9 @@ Scenarios:
     for the share group (no rack: Kafka 4.2's Streams client sends none), ending with ``deleteStreamsGroups``.
 
 Every captured record must decode with ``decoders.decode_record`` (tests/history/test_captured_group_records.py).
+A second run gives new member ids and, by the timing of each member's reconciliation, a few more or fewer
+current-assignment records (77 or 78 for the streams scenario): the tests of the replay read these files, not
+counts of them.
 """
 
 from __future__ import annotations
