@@ -19,8 +19,24 @@ the group settled, and writes into ``tests/history/captured/``:
     "after_offset", "describe"}]}``: what the Admin client (``describeShareGroups`` / ``describeStreamsGroups``)
     showed after each step, and the offset of the group's last record by then (replaying the records up to
     and including ``after_offset`` must give that state). A deleted group describes as
-    ``{"group_id", "state": "DEAD", "error"}``; the JSON shapes are GroupClients.java's ``describeShare`` /
-    ``describeStreams`` (members sorted by client id, partitions and task ids sorted).
+    ``{"group_id", "state": "DEAD", "error"}``. The shapes (broker/clients/GroupClients.java ``describeShare`` /
+    ``describeStreams``; members sorted by client id, partitions and task ids sorted)::
+
+        share:   {"group_id", "state", "group_epoch", "assignment_epoch", "coordinator",
+                  "members": [{"member_id", "client_id", "host", "rack_id", "member_epoch",
+                               "assignment": [{"topic", "partition"}]}]}
+        streams: {"group_id", "state", "group_epoch", "target_assignment_epoch", "topology_epoch", "coordinator",
+                  "subtopologies": [{"subtopology_id", "source_topics", "repartition_sink_topics",
+                                     "state_changelog_topics": {name: {"partitions", "replication_factor"}},
+                                     "repartition_source_topics": {...}}],
+                  "members": [{"member_id", "client_id", "instance_id", "rack_id", "member_epoch",
+                               "topology_epoch", "process_id", "host", "is_classic",
+                               "assignment": {"active": [{"subtopology_id", "partitions"}], "standby", "warmup"},
+                               "target_assignment": {...}}]}
+
+    ``after_offset`` is an offset of the group's ``__consumer_offsets`` partition, which other groups may share.
+    A streams member's client id is Streams' consumer's, ``<client.id>-StreamThread-1-consumer``; Kafka 4.2's
+    Streams client sends no instance id and no rack, so both are null in its records.
 
 Scenarios:
 
