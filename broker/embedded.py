@@ -36,7 +36,12 @@ STATE_FILE = "broker.json"
 # Test-friendly settings for a single-node broker (replication factors of 1). Few
 # __consumer_offsets partitions keep Spark's task count low; the KIP-848 timings are
 # broker-side (GroupCoordinatorConfig.java) and default to a 45 s session minimum,
-# far too slow for tests.
+# far too slow for tests. Share groups (KIP-932) and streams groups (KIP-1071) need no switch
+# here: Kafka 4.2's format finalizes share.version=1 and streams.version=1 (their default levels at
+# MetadataVersion 4.2-IV1, server-common's Feature.java) and group.coordinator.rebalance.protocols
+# defaults to classic,consumer,streams; their session and heartbeat timings are broker-side too
+# (group.share.*, group.streams.*), with the same 45 s minimum. The share coordinator's state topic
+# (__share_group_state) defaults to 50 partitions, created when the first share group initializes.
 TEST_FRIENDLY_PROPERTIES: dict[str, str] = {
     "num.partitions": "1",
     "offsets.topic.replication.factor": "1",
@@ -51,6 +56,16 @@ TEST_FRIENDLY_PROPERTIES: dict[str, str] = {
     "group.consumer.heartbeat.interval.ms": "500",
     "group.consumer.min.session.timeout.ms": "2000",
     "group.consumer.session.timeout.ms": "6000",
+    "share.coordinator.state.topic.num.partitions": "3",
+    "group.share.min.heartbeat.interval.ms": "100",
+    "group.share.heartbeat.interval.ms": "500",
+    "group.share.min.session.timeout.ms": "2000",
+    "group.share.session.timeout.ms": "6000",
+    "group.streams.min.heartbeat.interval.ms": "100",
+    "group.streams.heartbeat.interval.ms": "500",
+    "group.streams.min.session.timeout.ms": "2000",
+    "group.streams.session.timeout.ms": "6000",
+    "group.streams.initial.rebalance.delay.ms": "0",
     "auto.create.topics.enable": "true",
     "log.segment.bytes": str(16 * 1024 * 1024),
 }

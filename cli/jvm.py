@@ -7,23 +7,24 @@ import sys
 import time
 
 from cli.errors import reported_as_command_errors
+from jvm.artifacts import ARTIFACT_SETS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "jvm", help="resolve the JVM artifacts (Delta, Spark's Kafka source, the Kafka broker, HDFS)",
+        "jvm", help="resolve the JVM artifacts (Delta, Spark's Kafka source, the Kafka broker, HDFS, Kafka Streams)",
         description="Resolve JVM artifacts from Maven Central into the project's .jvm/ cache. "
                     "A second run downloads nothing.",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     resolve = actions.add_parser("resolve", help="copy every artifact set's runtime jars into .jvm/")
-    resolve.add_argument("--set", choices=["kafka", "spark", "hdfs"], action="append",
+    resolve.add_argument("--set", choices=list(ARTIFACT_SETS), action="append",
                          help="only this artifact set (repeatable; default: all)")
     resolve.set_defaults(run=run_resolve)
 
 
 def run_resolve(args: argparse.Namespace) -> int:
-    from jvm.artifacts import ARTIFACT_SETS, build_offset_commit_udf, resolve
+    from jvm.artifacts import build_offset_commit_udf, resolve
 
     with reported_as_command_errors():
         for name in args.set or list(ARTIFACT_SETS):

@@ -1,10 +1,13 @@
 """Resolve offsetlake's JVM artifacts from Maven Central into a cache in the work tree.
 
-Two sets, each described by a POM under ``conf/jvm/``:
+Four sets, each described by a POM under ``conf/jvm/``:
 
 * ``kafka``: the embedded broker (``kafka_2.13`` + a log4j2 backend) and Kafka's
   own tools, whose formatters serve as decoding oracles in tests;
 * ``spark``: Delta Lake and Spark's Kafka source for the SparkSession;
+* ``hdfs``: a single-node HDFS (NameNode + DataNode) for the cluster tests (jvm/hdfs.py);
+* ``streams``: Kafka Streams (and its kafka-clients, with the share consumer and the Admin client) for the
+  share-group and streams-group test clients (broker/group_clients.py), apart from the broker's class path;
 
 and one jar built from source, ``jvm/offset-commit-udf`` (a Spark UDF calling Kafka's
 generated offset-commit classes, shaded, and ``offsetlake.fs``, Hadoop's local file system without a
@@ -35,7 +38,8 @@ MAVEN_SETTINGS = POM_DIR / "maven-settings.xml"
 # maven-dependency-plugin is pinned: a bare "dependency:" prefix resolves
 # "latest" from remote metadata, which makes set-up non-reproducible.
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
-ARTIFACT_SETS = {"kafka": "kafka-broker.pom.xml", "spark": "spark-packages.pom.xml", "hdfs": "hdfs.pom.xml"}
+ARTIFACT_SETS = {"kafka": "kafka-broker.pom.xml", "spark": "spark-packages.pom.xml", "hdfs": "hdfs.pom.xml",
+                 "streams": "kafka-streams.pom.xml"}
 
 _VERSION_SUFFIX = re.compile(r"-\d+(\.\d+)+([-.][A-Za-z0-9]+)*$")
 

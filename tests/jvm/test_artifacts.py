@@ -90,3 +90,12 @@ def test_a_missing_udf_jar_is_one_line_naming_the_fix(monkeypatch, tmp_path) -> 
     with pytest.raises(ArtifactError, match="make setup") as caught:
         offset_commit_udf_jar()
     assert "\n" not in str(caught.value)
+
+
+def test_the_streams_set_carries_kafka_streams_on_the_brokers_kafka_clients_and_stays_off_the_broker() -> None:
+    streams = {jar.name for jar in artifact_set("streams").jars()}
+    broker = {jar.name for jar in artifact_set("kafka").jars()}
+    assert any(name.startswith("kafka-streams-") for name in streams)
+    clients = {name for name in streams | broker if name.startswith("kafka-clients-")}
+    assert len(clients) == 1  # one kafka-clients version: the clients speak the broker's protocol versions
+    assert not any(name.startswith("kafka-streams-") for name in broker)
