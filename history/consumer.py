@@ -560,7 +560,8 @@ def rows_of(history: GroupHistory, group_type: str = GROUP_TYPE,
             "rack_id": m.info.rack_id, "subscribed_topics": list(m.info.subscribed_topics),
             "subscribed_topic_regex": m.info.subscribed_topic_regex or None,
             "server_assignor": m.info.server_assignor, "first_member_epoch": m.first_member_epoch,
-            "last_member_epoch": m.last_member_epoch, **kind,
+            "last_member_epoch": m.last_member_epoch, "process_id": None, "user_endpoint": None,
+            "topology_epoch": None, **kind,  # streams members' (history.streams)
         } for m in history.membership],
         ASSIGNMENTS: [{
             "topic": history.topic_names.get(a.topic_id), "topic_id": a.topic_id, "partition": a.partition,
