@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from itertools import groupby
 from typing import Any
 
-from history import ASSIGNMENTS, GENERATIONS, MEMBERSHIP, REBALANCES, STATES
+from history import ASSIGNMENTS, GENERATIONS, MEMBERSHIP, REBALANCES, STATES, TASKS, TOPOLOGY
 
 GROUP_TYPE = "consumer"
 PROTOCOL_TYPE = "consumer"  # ConsumerGroup.protocolType(): ConsumerProtocol.PROTOCOL_TYPE
@@ -127,6 +127,7 @@ class GroupRecord:
     target: Units | None = None
     current: CurrentAssignment | None = None
     topic_names: tuple[tuple[str, str], ...] = ()  # (topic id, name) of a PartitionMetadata record
+    initialized_topics: tuple[str, ...] = ()  # topic ids a ShareGroupStatePartitionMetadata record says initialized
 
 
 # ------------------------------------------------------------------------------------ output
@@ -233,7 +234,7 @@ def _identity(member_id: str, info: MemberInfo) -> str:
 
 
 @dataclass
-class _Snapshot:
+class Snapshot:
     """The group at one moment (members, owners, subscriptions): what epoch bumps and rebalances are measured by."""
 
     generation: int
@@ -272,7 +273,7 @@ class GroupReplay:
         self.stays: dict[str, Membership] = {}
         self.facts: dict[tuple[Any, ...], Assignment] = {}
         self.state: State | None = None
-        self.settled: _Snapshot | None = None
+        self.settled: Snapshot | None = None
         self.bump_at: int | None = None  # first epoch bump since the group last settled
 
     # -- one append time ---------------------------------------------------------------
@@ -427,7 +428,7 @@ class GroupReplay:
         """Every member reached the target of the current group epoch: the rebalance is complete."""
         return state == "Stable"
 
-    def _track_state(self, at: int, before: _Snapshot) -> None:
+    def _track_state(self, at: int, before: Snapshot) -> None:
         name, evidence = self.state_now()
         reconciled = self.reconciled(name)
         previous = self.state
@@ -442,16 +443,21 @@ class GroupReplay:
         if self.generation is not None and self.generation.started_at == at and len(self.out.generations) > 1:
             ended = self.out.generations[-2]
             if ended.incarnation == self.incarnation and ended.end_reason is None:
-                ended.end_reason = likely_cause(before, self._snapshot(at), self.wants_changed)
+                ended.end_reason = self.cause(before, self._snapshot(at), ended.started_at)
         if (reconciled or name == "Empty") and (self.settled is None or self.settled.generation != self.group_epoch):
             self._settle(at, reconciled)
 
-    def _snapshot(self, at: int) -> _Snapshot:
+    def _snapshot(self, at: int) -> Snapshot:
         identities = {_identity(m, info): m for m, info in self.members.items()}
         owners = {tp: _identity(m, self.members.get(m, MemberInfo()))
                   for m, current in self.currents.items() for tp in self.owned(current)}
         subscriptions = {_identity(m, info): self.wants(info) for m, info in self.members.items()}
-        return _Snapshot(self.group_epoch or 0, at, identities, owners, subscriptions, self.metadata_hash)
+        return Snapshot(self.group_epoch or 0, at, identities, owners, subscriptions, self.metadata_hash)
+
+    def cause(self, before: Snapshot, after: Snapshot, since: int) -> str:
+        """Why the epoch moved from ``before`` to ``after`` (:func:`likely_cause`); ``since``: when the ended epoch
+        or the last settled one began, for causes only a record in between tells."""
+        return likely_cause(before, after, self.wants_changed)
 
     def owned(self, current: CurrentAssignment) -> Units:
         """What a member owns, for the rebalance's moved and kept counts."""
@@ -460,7 +466,7 @@ class GroupReplay:
     def _settle(self, at: int, reconciled: bool) -> None:
         """The group is reconciled (Stable) or Empty at a new group epoch: one completed rebalance."""
         after = self._snapshot(at)
-        before = self.settled or _Snapshot(0, at, {}, {}, {}, None)  # a new group: epoch 0, no members
+        before = self.settled or Snapshot(0, at, {}, {}, {}, None)  # a new group: epoch 0, no members
         common = before.owners.keys() & after.owners.keys()
         kept = sum(1 for tp in common if before.owners[tp] == after.owners[tp])
         self.out.rebalances.append(Rebalance(
@@ -473,7 +479,7 @@ class GroupReplay:
             members_left=sorted(before.identities[i] for i in before.identities.keys() - after.identities.keys()),
             members_kept=len(before.identities.keys() & after.identities.keys()),
             partitions_moved=len(common) - kept, partitions_kept=kept,
-            likely_cause=likely_cause(before, after, self.wants_changed),
+            likely_cause=self.cause(before, after, before.at),
             protocol=self.generation.protocol if self.generation else None,
         ))
         self.settled = after
@@ -483,7 +489,7 @@ class GroupReplay:
         return self.out
 
 
-def likely_cause(before: _Snapshot, after: _Snapshot, wants_changed: str = "subscription_changed") -> str:
+def likely_cause(before: Snapshot, after: Snapshot, wants_changed: str = "subscription_changed") -> str:
     """Why the group epoch moved between two views of the group, as far as records tell.
 
     The coordinator bumps the epoch when a member joins, leaves or is fenced (LeaveGroup with
@@ -572,6 +578,7 @@ def rows_of(history: GroupHistory, group_type: str = GROUP_TYPE,
         STATES: [{"state": s.state, "at": s.at, "until": s.until, "generation": s.generation, "evidence": s.evidence,
                   "assignment_epoch": s.assignment_epoch, **kind} for s in history.states],
         REBALANCES: [rebalance_row(r, group_type) for r in history.rebalances],
+        TASKS: [], TOPOLOGY: [],  # streams groups' (history.streams)
     }
 
 
