@@ -15,7 +15,9 @@ both on ``ModernGroup``, so the replay is :class:`history.consumer.GroupReplay` 
   moves a member straight to its target at its next heartbeat (member epoch = assignment epoch, state STABLE);
   there are no partitions pending revocation;
 * ShareGroupStatePartitionMetadata (15; ShareGroupPartitionMetadata, 9, in Kafka 4.0 only): which topics'
-  share-partition state is initialized; it gives the topic names of the ids the assignments carry.
+  share-partition state is initializing, initialized or being deleted; it gives the topic names of the ids the
+  assignments carry. Partitions are assigned only once initialized, so the coordinator bumps the epoch when a
+  topic's initialization completes: with no other change that is the cause 'share_partitions_initialized'.
 
 The group state is Kafka's ``ShareGroup.maybeUpdateGroupState``: Empty without members, else Stable, and Dead on
 the tombstone (``ShareGroup.ShareGroupState``: EMPTY, STABLE, DEAD). Because Stable says nothing of the
@@ -30,6 +32,7 @@ from typing import Any
 
 from history.consumer import (
     GroupHistory,
+    Snapshot,
     GroupRecord,
     GroupReplay,
     RecordRoles,
@@ -60,11 +63,26 @@ class ShareReplay(GroupReplay):
     roles = RecordRoles(GROUP_METADATA, PARTITION_METADATA, MEMBER_METADATA, TARGET_METADATA, TARGET_MEMBER,
                         CURRENT_ASSIGNMENT)
 
+    def _reset(self) -> None:
+        super()._reset()
+        self.initialized: frozenset[str] = frozenset()
+        self.initialized_at: int | None = None  # when topics last completed their initialization
+
     def _apply(self, at: int, r: GroupRecord) -> None:
         if r.type == STATE_PARTITION_METADATA:
             self.out.topic_names.update(dict(r.topic_names))
+            initialized = frozenset(r.initialized_topics) if not r.is_tombstone else frozenset()
+            if initialized - self.initialized:
+                self.initialized_at = at
+            self.initialized = initialized
         else:
             super()._apply(at, r)
+
+    def cause(self, before: Snapshot, after: Snapshot, since: int) -> str:
+        found = super().cause(before, after, since)
+        if found == "unknown" and self.initialized_at is not None and self.initialized_at >= since:
+            return "share_partitions_initialized"
+        return found
 
     def state_now(self) -> tuple[str, str]:
         """Kafka's ``ShareGroup.maybeUpdateGroupState``: Empty without members, Stable with any."""

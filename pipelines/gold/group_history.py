@@ -241,8 +241,10 @@ def share_record_from_row(row: dict[str, Any]) -> consumer.GroupRecord:
     if kind in (share.PARTITION_METADATA, share.STATE_PARTITION_METADATA):
         topics = [t for part in ("topics", "initializing_topics", "initialized_topics", "deleting_topics")
                   for t in value.get(part) or ()]
+        initialized = value.get("initialized_topics") if kind == share.STATE_PARTITION_METADATA else value.get("topics")
         return consumer.GroupRecord(**base, topic_names=tuple(
-            (t["topic_id"], t["topic_name"]) for t in topics if t.get("topic_name")))
+            (t["topic_id"], t["topic_name"]) for t in topics if t.get("topic_name")),
+            initialized_topics=tuple(t["topic_id"] for t in initialized or ()))
     if kind == share.MEMBER_METADATA:
         return consumer.GroupRecord(**base, member=consumer.MemberInfo(
             client_id=value.get("client_id"), client_host=value.get("client_host"),

@@ -83,7 +83,8 @@ TABLE = TableSpec(
                "no revocation before); static_member_restart (no rebalance). KIP-848: "
                "member_joined, member_left_or_vanished (leave and fencing look alike), members_joined_and_left, "
                "subscription_changed, metadata_changed (the subscribed topics' MetadataHash changed), unknown; "
-               "streams groups also topology_changed (a member runs another topology epoch)"),
+               "streams groups also topology_changed (a member runs another topology epoch); share groups "
+               "also share_partitions_initialized (a topic's share-partition state became ready)"),
         column("triggered_by", STRINGS,
                "member ids whose rejoin may have triggered it, as far as the records tell: for a "
                "cooperative_follow_up the members the previous round revoked partitions from (the first of "

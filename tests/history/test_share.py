@@ -147,3 +147,25 @@ def test_a_captured_share_group_replays_to_the_states_the_admin_client_described
         assert states[-1]["generation"] == expected["group_epoch"], step["step"]
         members = {m["member_id"] for m in replay(upto)[MEMBERSHIP] if m["valid_to"] is None}
         assert members == {m["member_id"] for m in expected["members"]}, step["step"]
+
+
+def test_a_captured_share_groups_epochs_settle_as_members_reach_them_and_name_their_causes() -> None:
+    """share_join_leave_crash (Kafka 4.2.1): a joins, its topic's share-partition state is initialized, b and c join,
+    b leaves, c is killed and fenced, a leaves, the group is deleted. Worked out from the records' offsets: an epoch
+    settles at the write that brought its last member to it; a departure's epoch is superseded at once by the next
+    (5 by 6, 7 by 8) before any member reaches it."""
+    found = captured("share_join_leave_crash")
+    assert found is not None, "tests/history/captured/share_join_leave_crash.jsonl is missing"
+    entries, describe = found
+    time_of = {e["offset"]: e["timestamp"] for e in entries}
+    rows = replay(share_record_from_row(r) for r in silver_rows(entries, describe["group"]))
+    stable_at = {g["generation"]: g["stable_at"] for g in rows[GENERATIONS]}
+    assert stable_at == {1: time_of[0], 2: time_of[7], 3: time_of[17], 4: time_of[25], 5: None, 6: time_of[34],
+                         7: None, 8: time_of[42], 9: None}
+    assert [(e["from_generation"], e["to_generation"], e["likely_cause"]) for e in rows[REBALANCES]] == [
+        (0, 1, "member_joined"), (1, 2, "share_partitions_initialized"), (2, 3, "member_joined"),
+        (3, 4, "member_joined"), (4, 6, "member_left_or_vanished"), (6, 8, "member_left_or_vanished"),
+        (8, 9, "member_left_or_vanished")]
+    assert [s["state"] for s in rows[STATES]][-2:] == ["Empty", "Dead"]
+    # the topic id's name comes from the group's own share-partition state records
+    assert {r["topic"] for r in rows[ASSIGNMENTS]} == {"share-t"}

@@ -223,3 +223,32 @@ def test_a_captured_streams_group_replays_to_the_states_the_admin_client_describ
                      for kind in ("active", "standby", "warmup")
                      for s in m["assignment"].get(kind, []) for p in s["partitions"]}
         assert held == described, step["step"]
+
+
+def test_a_captured_streams_group_goes_through_not_ready_assigning_and_reconciling_as_kafka_says() -> None:
+    """streams_join_leave_crash (Kafka 4.2.1): a joins with its topology (not validated yet: NotReady), the
+    coordinator validates it and bumps the epoch (Assigning until the first target), b and c join (each a round of
+    Reconciling: givers revoke, takers wait for unreleased tasks), b leaves and c is fenced (Assigning until the
+    next heartbeat computes the target), a leaves (Empty), the group is deleted. Worked out from the records'
+    offsets with StreamsGroup.maybeUpdateGroupState."""
+    found = captured("streams_join_leave_crash")
+    assert found is not None, "tests/history/captured/streams_join_leave_crash.jsonl is missing"
+    entries, describe = found
+    time_of = {e["offset"]: e["timestamp"] for e in entries}
+    rows = replay(streams_record_from_row(r) for r in silver_rows(entries, describe["group"]))
+    assert [(s["state"], s["generation"], s["at"]) for s in rows[STATES]] == [
+        ("NotReady", 2, time_of[0]), ("Assigning", 3, time_of[4]), ("Reconciling", 3, time_of[5]),
+        ("Stable", 3, time_of[7]), ("Reconciling", 4, time_of[14]), ("Stable", 4, time_of[24]),
+        ("Reconciling", 5, time_of[25]), ("Stable", 5, time_of[38]), ("Assigning", 6, time_of[42]),
+        ("Reconciling", 6, time_of[46]), ("Stable", 6, time_of[52]), ("Assigning", 7, time_of[56]),
+        ("Reconciling", 7, time_of[60]), ("Stable", 7, time_of[64]), ("Empty", 8, time_of[65]),
+        ("Dead", None, time_of[75])]
+    # the topology's topics by role are those the admin client describes
+    described = describe["steps"][0]["describe"]["subtopologies"]
+    expected = {(s["subtopology_id"], role, topic) for s in described
+                for role, key in (("source", "source_topics"), ("repartition_sink", "repartition_sink_topics"),
+                                  ("changelog", "state_changelog_topics"),
+                                  ("repartition_source", "repartition_source_topics"))
+                for topic in s[key]}
+    assert {(t["subtopology_id"], t["topic_role"], t["topic"]) for t in rows[TOPOLOGY]} == expected
+    assert {t["valid_to"] for t in rows[TOPOLOGY]} == {time_of[75]}  # ended by the deletion's tombstones
