@@ -1,9 +1,9 @@
 """One group's history, replayed from its records in log order: every row of the group tables.
 
 Pure Python (no Spark, no Kafka client): the group tables (generations, membership, partition assignments,
-state history, rebalance events; for streams groups their task assignments and topology) are all functions of one group's ``__consumer_offsets`` records, so each is
-decided here once, per group protocol, and Spark only feeds a group's records in and writes its rows out
-(``pipelines/gold/group_history.py``).
+state history, rebalance events; for streams groups their task assignments and topology) are all functions of one
+group's ``__consumer_offsets`` records, so each is decided here once, per group protocol, and Spark only feeds a
+group's records in and writes its rows out (``pipelines/gold/group_history.py``).
 
 * :mod:`history.classic`: classic groups, from GroupMetadata records (``GroupMetadataManager.storeGroup``) and,
   as evidence of when members were last at work, the group's offset commits;

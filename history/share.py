@@ -32,10 +32,10 @@ from typing import Any
 
 from history.consumer import (
     GroupHistory,
-    Snapshot,
     GroupRecord,
     GroupReplay,
     RecordRoles,
+    Snapshot,
     derive,
     rows_of,
 )

@@ -149,7 +149,7 @@ class StreamsHistory(GroupHistory):
 
 
 def _topics_of(incarnation: int, topology: Topology, at: int) -> list[TopologyTopic]:
-    out = []
+    out: list[TopologyTopic] = []
     for sub in topology.subtopologies:
         named = [("source", t, None) for t in sub.source_topics] + [
             ("source_regex", t, None) for t in sub.source_topic_regex] + [

@@ -1,8 +1,9 @@
 """The group tables from the replay (``history/``): each group's silver records in, its rows out.
 
 Spark only moves rows here. A group's records (silver.group_metadata with its silver.group_members rows, its
-KIP-848, share-group or streams-group records in silver.consumer_group_records) and, as evidence of when classic members were last at work, the
-latest of its offset commits on each partition between two of its records, go to one Python call per group
+KIP-848, share-group or streams-group records in silver.consumer_group_records) and, as evidence of when classic
+members were last at work, the latest of its offset commits on each partition between two of its records, go to
+one Python call per group
 (``applyInPandas`` keyed by cluster and group), which replays them (``history.group.group_rows``) and returns
 every row of the group for each table as JSON; :func:`group_tables` parses them back into the tables' schemas.
 KIP-848 topic ids keep the names the group's own records give (else null): readers join the others at read
@@ -23,7 +24,7 @@ from history import KINDS, classic, consumer, share, streams
 from history.group import StormRule, group_rows
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
 
     from conf.settings import Settings
     from schemas.table_spec import TableSpec

@@ -13,8 +13,8 @@ from typing import Any
 
 from coordinator import simulate
 from history.group import GroupRows, group_rows
-from schemas.table_spec import TableSpec
 from pipelines.gold.group_history import share_record_from_row, streams_record_from_row
+from schemas.table_spec import TableSpec
 from tests.history.group_log import silver_rows
 from tests.history.scenario_records import group_inputs
 from tests.history.test_share import two_members_then_leave

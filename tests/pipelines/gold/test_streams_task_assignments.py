@@ -37,7 +37,7 @@ def silver_records(spark, entries: list[dict[str, Any]]):  # type: ignore[no-unt
         v = plain["value"] or {}
         row = {"cluster_name": "c", "source_topic": "__consumer_offsets", "source_partition": e["partition"],
                "source_offset": e["offset"], "record_timestamp": dt.datetime.fromtimestamp(
-                   1_790_000_000 + e["timestamp"] / 1000, dt.timezone.utc).replace(tzinfo=None),
+                   1_790_000_000 + e["timestamp"] / 1000, dt.UTC).replace(tzinfo=None),
                "type": decoded.type, "record_type": decoded.key_version, "group_id": decoded.key["group_id"],
                "member_id": decoded.key.get("member_id"), "is_tombstone": decoded.value is None,
                "value_version": decoded.value_version,
