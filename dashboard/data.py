@@ -382,6 +382,7 @@ def status_rows(view_rows: Iterable[Row], filters: Filters, multi_cluster: bool 
                for estimator in ("interpolated", "message_timestamp")
                for prefix in ("max_lag_seconds", "lag_seconds_unknown")},
             "partitions_not_ok": r["partitions_not_ok"], "snapshot": r["lag_snapshot_time"],
+            "group_type": r.get("group_type"),
         })
     return sorted(rows, key=lambda s: (s["cluster"], s["group"]))
 

@@ -41,10 +41,12 @@ TABLE_ROWS = 50
 
 CAUSES = ("member_joined", "member_left", "member_left_or_vanished", "members_joined_and_left",
           "static_member_returned", "static_member_rejoined", "static_member_restart", "subscription_changed",
-          "metadata_changed", "cooperative_follow_up", "leader_rejoined", "unknown")
+          "metadata_changed", "cooperative_follow_up", "leader_rejoined", "topology_changed",
+          "share_partitions_initialized", "unknown")
 """gold.rebalance_events.likely_cause values, each with a colour of its own (pipelines/gold/rebalance_events.py)."""
 CAUSE_COLOURS = ("#2b8a3e", "#e67700", "#c92a2a", "#862e9c", "#1971c2", "#0c8599", "#f08c00", "#5c940d",
-                 "#a61e4d", "#74c0fc", "#868e96", "#495057")
+                 "#a61e4d", "#74c0fc", "#868e96", "#e8590c", "#66a80f",
+                 "#495057")
 STATUSES = ("OK", "WARN", "STOP", "STALL", "REWIND", "none")
 STATUS_COLOURS = ("#2f9e44", "#f59f00", "#e03131", "#862e9c", "#1c7ed6", "#adb5bd")
 """Burrow partition statuses (pipelines/gold/consumer_lag.py), ``none`` when nothing is committed."""
@@ -359,13 +361,19 @@ def _lag_seconds(seconds: float | None, unknown: int) -> str:
     return "–" if seconds is None else f"{seconds:.1f} s"
 
 
+def _state(g: dict[str, Any]) -> str:
+    """The group's state, with its type for share and streams groups (their states are their own: NotReady...)."""
+    state = g.get("state") or "–"
+    return f"{state} ({g['group_type']})" if g.get("group_type") in ("share", "streams") else state
+
+
 def _status_rows(data: DashboardData, links: PageLinks | None = None) -> str:
     if not data.groups:
         return '<tr><td colspan="12" class="empty">No groups in the warehouse.</td></tr>'
     out = []
     for g in data.groups:
         cells = [
-            (str(g["rank"]), "num"), (g["group"], "group"), None, (g.get("state") or "–", ""),
+            (str(g["rank"]), "num"), (g["group"], "group"), None, (_state(g), ""),
             ("–" if g.get("members") is None else str(g["members"]), "num"),
             (f"{g['rebalances']}" + (f" ({g['static_restarts']} static restarts)" if g["static_restarts"] else ""),
              "num"),

@@ -373,7 +373,8 @@ def _membership(steps: Sequence[_Step]) -> list[Row]:
         "subscribed_topics": list(m.subscribed_topics) if m.subscribed_topics is not None else None,
         "valid_from": first.at, "valid_to": last.next_at, "first_generation": low, "last_generation": high,
         "group_type": GROUP_TYPE, "rack_id": None, "subscribed_topic_regex": None, "server_assignor": None,
-        "first_member_epoch": None, "last_member_epoch": None,
+        "first_member_epoch": None, "last_member_epoch": None, "process_id": None, "user_endpoint": None,
+        "topology_epoch": None,
     } for member_id, (first, last, m, low, high) in stays.items()]
 
 

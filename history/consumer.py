@@ -28,6 +28,10 @@ Topic ids, not names, identify partitions in these records: assignment rows keep
 name the group's own PartitionMetadata records give it (``GroupHistory.topic_names``; Kafka 4.1+ stopped writing
 them, KIP-1101), else null: readers join the other names at read (``pipelines/sql_views/topic_names.sql``), so a
 name that arrives late needs no replay.
+
+Share groups (KIP-932, :mod:`history.share`) and streams groups (KIP-1071, :mod:`history.streams`) keep the same
+records under other types and are the same replay (:class:`GroupReplay`) with their own states, record types
+(:class:`RecordRoles`) and assigned units: Kafka builds them alike (``ModernGroup``, ``StreamsGroup``).
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from itertools import groupby
 from typing import Any
 
-from history import ASSIGNMENTS, GENERATIONS, MEMBERSHIP, REBALANCES, STATES
+from history import ASSIGNMENTS, GENERATIONS, MEMBERSHIP, REBALANCES, STATES, TASKS, TOPOLOGY
 
 GROUP_TYPE = "consumer"
 PROTOCOL_TYPE = "consumer"  # ConsumerGroup.protocolType(): ConsumerProtocol.PROTOCOL_TYPE
@@ -56,6 +60,23 @@ RECORD_TYPES = (GROUP_METADATA, PARTITION_METADATA, MEMBER_METADATA, TARGET_META
 
 Partitions = frozenset[tuple[str, int]]  # (topic id, partition)
 NO_PARTITIONS: Partitions = frozenset()
+Units = frozenset[tuple[Any, ...]]  # what members are assigned: partitions here, tasks in streams groups
+
+
+@dataclass(frozen=True)
+class RecordRoles:
+    """The record type names of one protocol, by the part of the group each record keeps."""
+
+    group: str
+    partition_metadata: str | None
+    member: str
+    target_metadata: str
+    target_member: str
+    current: str
+
+
+CONSUMER_ROLES = RecordRoles(GROUP_METADATA, PARTITION_METADATA, MEMBER_METADATA, TARGET_METADATA, TARGET_MEMBER,
+                             CURRENT_ASSIGNMENT)
 
 
 # ------------------------------------------------------------------------------------- input
@@ -82,8 +103,8 @@ class CurrentAssignment:
     member_epoch: int
     previous_member_epoch: int = 0
     state: int = STABLE_MEMBER
-    assigned: Partitions = NO_PARTITIONS
-    pending_revocation: Partitions = NO_PARTITIONS
+    assigned: Units = NO_PARTITIONS
+    pending_revocation: Units = NO_PARTITIONS
 
 
 @dataclass(frozen=True)
@@ -103,9 +124,10 @@ class GroupRecord:
     epoch: int | None = None  # group epoch (type 3) or assignment epoch (type 6)
     metadata_hash: int | None = None
     member: MemberInfo | None = None
-    target: Partitions | None = None
+    target: Units | None = None
     current: CurrentAssignment | None = None
     topic_names: tuple[tuple[str, str], ...] = ()  # (topic id, name) of a PartitionMetadata record
+    initialized_topics: tuple[str, ...] = ()  # topic ids a ShareGroupStatePartitionMetadata record says initialized
 
 
 # ------------------------------------------------------------------------------------ output
@@ -146,6 +168,7 @@ class Assignment:
     group_instance_id: str | None
     valid_from: int
     valid_to: int | None = None
+    task_role: str | None = None  # streams groups: 'active' | 'standby' | 'warmup' (topic_id is the subtopology)
 
 
 @dataclass
@@ -211,19 +234,27 @@ def _identity(member_id: str, info: MemberInfo) -> str:
 
 
 @dataclass
-class _Snapshot:
+class Snapshot:
     """The group at one moment (members, owners, subscriptions): what epoch bumps and rebalances are measured by."""
 
     generation: int
     at: int
     identities: dict[str, str]  # identity -> member id
-    owners: dict[tuple[str, int], str]  # (topic id, partition) -> identity
-    subscriptions: dict[str, tuple[tuple[str, ...], str | None]]
+    owners: dict[tuple[Any, ...], str]  # (topic id, partition), or a streams task -> identity
+    subscriptions: dict[str, Any]  # identity -> what it asks for (GroupReplay.wants)
     metadata_hash: int | None
 
 
-class _Replay:
-    """The coordinator's in-memory view of one group, rebuilt record by record."""
+class GroupReplay:
+    """The coordinator's in-memory view of one KIP-848 consumer group, rebuilt record by record.
+
+    Share and streams groups subclass it: their record types (``roles``), what a member asks for (``wants``), their
+    states (``state_now``), when a rebalance is complete (``reconciled``) and how an assigned unit becomes a row.
+    """
+
+    roles: RecordRoles = CONSUMER_ROLES
+    wants_changed = "subscription_changed"  # likely_cause when what members ask for changed
+    history_type: type[GroupHistory] = GroupHistory
 
     def __init__(self, history: GroupHistory) -> None:
         self.out = history
@@ -240,9 +271,9 @@ class _Replay:
         self.currents: dict[str, CurrentAssignment] = {}
         self.generation: Generation | None = None
         self.stays: dict[str, Membership] = {}
-        self.facts: dict[tuple[str, str, int, str, int], Assignment] = {}
+        self.facts: dict[tuple[Any, ...], Assignment] = {}
         self.state: State | None = None
-        self.settled: _Snapshot | None = None
+        self.settled: Snapshot | None = None
         self.bump_at: int | None = None  # first epoch bump since the group last settled
 
     # -- one append time ---------------------------------------------------------------
@@ -262,33 +293,34 @@ class _Replay:
         self._track_state(at, before)
 
     def _apply(self, at: int, r: GroupRecord) -> None:
-        if r.type == GROUP_METADATA:
+        roles = self.roles
+        if r.type == roles.group:
             if r.is_tombstone:
                 self._dead(at)
             else:
                 self.metadata_hash = r.metadata_hash
                 if r.epoch is not None and r.epoch != self.group_epoch:
                     self._bump(at, r.epoch)
-        elif r.type == PARTITION_METADATA:
+        elif r.type == roles.partition_metadata:
             self.out.topic_names.update(dict(r.topic_names))
-        elif r.type == MEMBER_METADATA and r.member_id is not None:
+        elif r.type == roles.member and r.member_id is not None:
             if r.is_tombstone or r.member is None:
                 self.members.pop(r.member_id, None)
             else:
                 self.members[r.member_id] = r.member
-        elif r.type == TARGET_METADATA:
+        elif r.type == roles.target_metadata:
             if r.is_tombstone:
                 self.assignment_epoch, self.assignment_at = 0, None
             elif r.epoch is not None:
                 if r.epoch != self.assignment_epoch:
                     self.assignment_at = at
                 self.assignment_epoch = r.epoch
-        elif r.type == TARGET_MEMBER and r.member_id is not None:
+        elif r.type == roles.target_member and r.member_id is not None:
             if r.is_tombstone or r.target is None:
                 self.targets.pop(r.member_id, None)
             else:
                 self.targets[r.member_id] = r.target
-        elif r.type == CURRENT_ASSIGNMENT and r.member_id is not None:
+        elif r.type == roles.current and r.member_id is not None:
             if r.is_tombstone or r.current is None:
                 self.currents.pop(r.member_id, None)
             else:
@@ -327,7 +359,7 @@ class _Replay:
             self.stays.pop(member_id).valid_to = at
         for member_id, info in self.members.items():
             stay = self.stays.get(member_id)
-            if stay is not None and _subscription(stay.info) != _subscription(info):
+            if stay is not None and self.wants(stay.info) != self.wants(info):
                 stay.valid_to = at  # the member stays; its row for the old subscription ends here
                 stay = None
             if stay is None:
@@ -344,6 +376,10 @@ class _Replay:
             self.generation.member_count = len(self.members)
             self.generation.protocol = self._assignor()
 
+    def wants(self, info: MemberInfo) -> Any:
+        """What a member asks for: a change of it bumps the group epoch and starts the member's next row."""
+        return _subscription(info)
+
     def _assignor(self) -> str | None:
         """The server assignor most members ask for (``ConsumerGroup.computePreferredServerAssignor``).
 
@@ -354,24 +390,29 @@ class _Replay:
         return min(votes, key=lambda name: (-votes[name], name)) if votes else None
 
     def _track_assignments(self, at: int) -> None:
-        now: set[tuple[str, str, int, str, int]] = set()
+        now: set[tuple[Any, ...]] = set()
         for member_id, current in self.currents.items():
-            now.update((member_id, "current", current.member_epoch, t, p) for t, p in current.assigned)
-            now.update((member_id, "pending_revocation", current.member_epoch, t, p)
-                       for t, p in current.pending_revocation)
+            now.update((member_id, "current", current.member_epoch, *u) for u in current.assigned)
+            now.update((member_id, "pending_revocation", current.member_epoch, *u) for u in current.pending_revocation)
         if self.assignment_epoch > 0:
             for member_id, target in self.targets.items():
-                now.update((member_id, "target", self.assignment_epoch, t, p) for t, p in target)
+                now.update((member_id, "target", self.assignment_epoch, *u) for u in target)
         for key in [k for k in self.facts if k not in now]:
             self.facts.pop(key).valid_to = at
         for key in sorted(now - self.facts.keys()):
-            member_id, kind, generation, topic_id, partition = key
+            member_id, kind, generation, *unit = key
             info = self.members.get(member_id, MemberInfo())
-            fact = Assignment(member_id, kind, generation, topic_id, partition, info.client_id, info.instance_id, at)
+            fact = self.fact(member_id, kind, generation, tuple(unit), info, at)
             self.facts[key] = fact
             self.out.assignments.append(fact)
 
-    def _state_now(self) -> tuple[str, str]:
+    def fact(self, member_id: str, kind: str, generation: int, unit: tuple[Any, ...], info: MemberInfo,
+             at: int) -> Assignment:
+        """One assigned unit as a row: a partition (topic id, partition)."""
+        topic_id, partition = unit
+        return Assignment(member_id, kind, generation, topic_id, partition, info.client_id, info.instance_id, at)
+
+    def state_now(self) -> tuple[str, str]:
         """Kafka's ``ConsumerGroup.maybeUpdateGroupState``, with the reason it holds."""
         if not self.members:
             return "Empty", "no_members"
@@ -383,49 +424,62 @@ class _Replay:
                 return "Reconciling", "member_not_reconciled"
         return "Stable", "members_reconciled"
 
-    def _track_state(self, at: int, before: _Snapshot) -> None:
-        name, evidence = self._state_now()
+    def reconciled(self, state: str) -> bool:
+        """Every member reached the target of the current group epoch: the rebalance is complete."""
+        return state == "Stable"
+
+    def _track_state(self, at: int, before: Snapshot) -> None:
+        name, evidence = self.state_now()
+        reconciled = self.reconciled(name)
         previous = self.state
         if previous is None or previous.state != name or previous.generation != self.group_epoch:
             if previous is not None:
                 previous.until = at
             self.state = State(name, at, self.group_epoch, self.assignment_epoch, evidence)
             self.out.states.append(self.state)
-        if name == "Stable" and self.generation is not None and self.generation.stable_at is None \
+        if reconciled and self.generation is not None and self.generation.stable_at is None \
                 and self.generation.generation == self.group_epoch:
             self.generation.stable_at = at
         if self.generation is not None and self.generation.started_at == at and len(self.out.generations) > 1:
             ended = self.out.generations[-2]
             if ended.incarnation == self.incarnation and ended.end_reason is None:
-                ended.end_reason = likely_cause(before, self._snapshot(at))
-        if name in ("Stable", "Empty") and (self.settled is None or self.settled.generation != self.group_epoch):
-            self._settle(at, name)
+                ended.end_reason = self.cause(before, self._snapshot(at), ended.started_at)
+        if (reconciled or name == "Empty") and (self.settled is None or self.settled.generation != self.group_epoch):
+            self._settle(at, reconciled)
 
-    def _snapshot(self, at: int) -> _Snapshot:
+    def _snapshot(self, at: int) -> Snapshot:
         identities = {_identity(m, info): m for m, info in self.members.items()}
         owners = {tp: _identity(m, self.members.get(m, MemberInfo()))
-                  for m, current in self.currents.items() for tp in current.assigned | current.pending_revocation}
-        subscriptions = {_identity(m, info): (tuple(sorted(info.subscribed_topics)), info.subscribed_topic_regex)
-                         for m, info in self.members.items()}
-        return _Snapshot(self.group_epoch or 0, at, identities, owners, subscriptions, self.metadata_hash)
+                  for m, current in self.currents.items() for tp in self.owned(current)}
+        subscriptions = {_identity(m, info): self.wants(info) for m, info in self.members.items()}
+        return Snapshot(self.group_epoch or 0, at, identities, owners, subscriptions, self.metadata_hash)
 
-    def _settle(self, at: int, name: str) -> None:
-        """The group is Stable or Empty at a new group epoch: one completed rebalance."""
+    def cause(self, before: Snapshot, after: Snapshot, since: int) -> str:
+        """Why the epoch moved from ``before`` to ``after`` (:func:`likely_cause`); ``since``: when the ended epoch
+        or the last settled one began, for causes only a record in between tells."""
+        return likely_cause(before, after, self.wants_changed)
+
+    def owned(self, current: CurrentAssignment) -> Units:
+        """What a member owns, for the rebalance's moved and kept counts."""
+        return current.assigned | current.pending_revocation
+
+    def _settle(self, at: int, reconciled: bool) -> None:
+        """The group is reconciled (Stable) or Empty at a new group epoch: one completed rebalance."""
         after = self._snapshot(at)
-        before = self.settled or _Snapshot(0, at, {}, {}, {}, None)  # a new group: epoch 0, no members
+        before = self.settled or Snapshot(0, at, {}, {}, {}, None)  # a new group: epoch 0, no members
         common = before.owners.keys() & after.owners.keys()
         kept = sum(1 for tp in common if before.owners[tp] == after.owners[tp])
         self.out.rebalances.append(Rebalance(
             from_generation=before.generation, to_generation=after.generation,
             started_at=self.bump_at if self.bump_at is not None else at,
             last_stable_at=self.settled.at if self.settled else None,
-            join_completed_at=self.assignment_at if name == "Stable" else None, stable_at=at,
+            join_completed_at=self.assignment_at if reconciled else None, stable_at=at,
             members_before=len(before.identities), members_after=len(after.identities),
             members_joined=sorted(after.identities[i] for i in after.identities.keys() - before.identities.keys()),
             members_left=sorted(before.identities[i] for i in before.identities.keys() - after.identities.keys()),
             members_kept=len(before.identities.keys() & after.identities.keys()),
             partitions_moved=len(common) - kept, partitions_kept=kept,
-            likely_cause=likely_cause(before, after),
+            likely_cause=self.cause(before, after, before.at),
             protocol=self.generation.protocol if self.generation else None,
         ))
         self.settled = after
@@ -435,13 +489,14 @@ class _Replay:
         return self.out
 
 
-def likely_cause(before: _Snapshot, after: _Snapshot) -> str:
+def likely_cause(before: Snapshot, after: Snapshot, wants_changed: str = "subscription_changed") -> str:
     """Why the group epoch moved between two views of the group, as far as records tell.
 
     The coordinator bumps the epoch when a member joins, leaves or is fenced (LeaveGroup with
     epoch -1, session timeout, rebalance timeout: the records look the same), when a member's
     subscription changes, or when the subscribed topics' metadata changes (partitions added;
-    ``MetadataHash``). Same vocabulary as the classic groups' ``rebalance_events.likely_cause``.
+    ``MetadataHash``). Same vocabulary as the classic groups' ``rebalance_events.likely_cause``; ``wants_changed``
+    names a change of what members ask for (a streams member's topology: 'topology_changed').
     """
     joined = after.identities.keys() - before.identities.keys()
     left = before.identities.keys() - after.identities.keys()
@@ -452,15 +507,15 @@ def likely_cause(before: _Snapshot, after: _Snapshot) -> str:
     if left:
         return "member_left_or_vanished"
     if before.subscriptions != after.subscriptions:
-        return "subscription_changed"
+        return wants_changed
     if before.metadata_hash != after.metadata_hash:
         return "metadata_changed"
     return "unknown"
 
 
-def derive(records: Iterable[GroupRecord]) -> GroupHistory:
+def derive(records: Iterable[GroupRecord], replay_type: type[GroupReplay] = GroupReplay) -> GroupHistory:
     """Replay one group's records (any order; sorted here by append time and position)."""
-    replay = _Replay(GroupHistory())
+    replay = replay_type(replay_type.history_type())
     ordered = sorted(records, key=_log_order)
     for at, batch in groupby(ordered, key=lambda r: r.at_ms):
         replay.apply_batch(at, list(batch))
@@ -479,19 +534,26 @@ def replay(records: Iterable[GroupRecord]) -> dict[str, list[dict[str, Any]]]:
     return rows_of(derive(records))
 
 
-def rows_of(history: GroupHistory) -> dict[str, list[dict[str, Any]]]:
-    """The rows of :func:`replay` from a replayed :class:`GroupHistory`."""
+def merged_assignments(history: GroupHistory) -> list[Assignment]:
+    """The assignment facts, one per unit, member, kind and epoch: a fact that came back within one epoch is one
+    row, from its first start to its last end."""
     merged: dict[tuple[Any, ...], Assignment] = {}
-    for a in history.assignments:  # a fact that came back within one epoch: one row, first start to last end
-        key = (a.generation, a.member_id, a.kind, a.topic_id, a.partition)
+    for a in history.assignments:
+        key = (a.generation, a.member_id, a.kind, a.task_role, a.topic_id, a.partition)
         if key in merged:
             merged[key].valid_to = a.valid_to
         else:
             merged[key] = replace(a)  # a copy: the replay's own fact is left as it is
-    kind = {"group_type": GROUP_TYPE}
+    return list(merged.values())
+
+
+def rows_of(history: GroupHistory, group_type: str = GROUP_TYPE,
+            protocol_type: str = PROTOCOL_TYPE) -> dict[str, list[dict[str, Any]]]:
+    """The rows of :func:`replay` from a replayed :class:`GroupHistory` (share groups: ``group_type`` 'share')."""
+    kind = {"group_type": group_type}
     return {
         GENERATIONS: [{
-            "incarnation": g.incarnation, "generation": g.generation, "protocol_type": PROTOCOL_TYPE,
+            "incarnation": g.incarnation, "generation": g.generation, "protocol_type": protocol_type,
             "protocol": g.protocol, "leader": None, "member_count": g.member_count, "started_at": g.started_at,
             "stable_at": g.stable_at, "ended_at": g.ended_at,
             "end_reason": g.end_reason if g.ended_at is not None else None, "records": g.records, **kind,
@@ -504,21 +566,23 @@ def rows_of(history: GroupHistory) -> dict[str, list[dict[str, Any]]]:
             "rack_id": m.info.rack_id, "subscribed_topics": list(m.info.subscribed_topics),
             "subscribed_topic_regex": m.info.subscribed_topic_regex or None,
             "server_assignor": m.info.server_assignor, "first_member_epoch": m.first_member_epoch,
-            "last_member_epoch": m.last_member_epoch, **kind,
+            "last_member_epoch": m.last_member_epoch, "process_id": None, "user_endpoint": None,
+            "topology_epoch": None, **kind,  # streams members' (history.streams)
         } for m in history.membership],
         ASSIGNMENTS: [{
             "topic": history.topic_names.get(a.topic_id), "topic_id": a.topic_id, "partition": a.partition,
             "member_id": a.member_id, "client_id": a.client_id, "group_instance_id": a.group_instance_id,
             "generation": a.generation,
             "valid_from": a.valid_from, "valid_to": a.valid_to, "assignment_kind": a.kind, **kind,
-        } for a in merged.values()],
+        } for a in merged_assignments(history)],
         STATES: [{"state": s.state, "at": s.at, "until": s.until, "generation": s.generation, "evidence": s.evidence,
                   "assignment_epoch": s.assignment_epoch, **kind} for s in history.states],
-        REBALANCES: [_rebalance_row(r) for r in history.rebalances],
+        REBALANCES: [rebalance_row(r, group_type) for r in history.rebalances],
+        TASKS: [], TOPOLOGY: [],  # streams groups' (history.streams)
     }
 
 
-def _rebalance_row(r: Rebalance) -> dict[str, Any]:
+def rebalance_row(r: Rebalance, group_type: str = GROUP_TYPE) -> dict[str, Any]:
     # No member stops before the first bump (members learn of a new target at their next heartbeat); nobody was
     # there to stop in a group that had no members.
     stopped = r.members_before > 0
@@ -533,5 +597,5 @@ def _rebalance_row(r: Rebalance) -> dict[str, Any]:
         "members_left": r.members_left, "members_kept": r.members_kept, "static_restarts": [],
         "partitions_moved": r.partitions_moved, "partitions_kept": r.partitions_kept, "likely_cause": r.likely_cause,
         "triggered_by": None, "protocol": r.protocol, "rebalance_protocol": "cooperative",
-        "group_type": GROUP_TYPE, "started_at": r.started_at,
+        "group_type": group_type, "started_at": r.started_at,
     }

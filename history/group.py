@@ -2,7 +2,8 @@
 
 A group id can move between the protocols (KIP-848's online upgrade and downgrade convert a classic group into a
 consumer group and back, ``GroupMetadataManager.convertToConsumerGroup``), so one group can have rows of both
-kinds; each protocol's records go to its own replay, and the storm flags are counted over the rebalances of both.
+kinds; each protocol's records go to its own replay, and the storm flags are counted over the rebalances of all.
+Share groups (KIP-932) and streams groups (KIP-1071) cannot change type, but take the same path.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from history import KINDS, REBALANCES, classic, consumer
+from history import KINDS, REBALANCES, classic, consumer, share, streams
 
 
 @dataclass(frozen=True)
@@ -34,9 +35,12 @@ class GroupRows:
 def group_rows(classic_records: Iterable[classic.GroupMetadataRecord] = (),
                commits: Iterable[classic.Commit] = (),
                consumer_records: Iterable[consumer.GroupRecord] = (),
-               storm: StormRule = StormRule()) -> GroupRows:
+               storm: StormRule = StormRule(),
+               share_records: Iterable[consumer.GroupRecord] = (),
+               streams_records: Iterable[consumer.GroupRecord] = ()) -> GroupRows:
     """One group's rows: its GroupMetadata records with its offset commits (the classic protocol's evidence of when
-    members were last at work) and its KIP-848 records, each protocol replayed on its own, in log order."""
+    members were last at work), its KIP-848 records, its share-group and its streams-group records, each protocol
+    replayed on its own, in log order."""
     out = GroupRows()
     classic_records, consumer_records = list(classic_records), list(consumer_records)
     if classic_records:
@@ -45,6 +49,13 @@ def group_rows(classic_records: Iterable[classic.GroupMetadataRecord] = (),
     if consumer_records:
         history = consumer.derive(consumer_records)
         for kind, rows in consumer.rows_of(history).items():
+            out.rows[kind].extend(rows)
+    share_records, streams_records = list(share_records), list(streams_records)
+    if share_records:
+        for kind, rows in share.replay(share_records).items():
+            out.rows[kind].extend(rows)
+    if streams_records:
+        for kind, rows in streams.replay(streams_records).items():
             out.rows[kind].extend(rows)
     flag_storms(out.rows[REBALANCES], storm)
     return out

@@ -38,6 +38,7 @@ from quality import (
     offset_commits,
     partition_assignments,
     quarantine,
+    streams_task_assignments,
 )
 from quality.suite import Rule, Scope, Suite, view_name
 from schemas import data_quality_results
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
 
 SUITES: tuple[Suite, ...] = (
     offset_commits.SUITE, group_members.SUITE, group_generations.SUITE, partition_assignments.SUITE,
-    committed_offsets.SUITE, consumer_lag.SUITE, quarantine.SUITE, cross_table.SUITE,
+    committed_offsets.SUITE, consumer_lag.SUITE, quarantine.SUITE, cross_table.SUITE, streams_task_assignments.SUITE,
 )
 RESULTS = data_quality_results.TABLE
 DOCS_SITE = "offsetlake"

@@ -11,6 +11,8 @@ from pipelines.gold import (
     offset_commit_rate,
     partition_assignments,
     rebalance_events,
+    streams_task_assignments,
+    streams_topology,
 )
 from schemas import (
     consumer_group_records,
@@ -35,8 +37,8 @@ SILVER: tuple[TableSpec, ...] = (
 """What the ingest writes (and creates on its first run)."""
 GOLD: tuple[TableSpec, ...] = (
     committed_offsets.TABLE, offset_commit_rate.TABLE, group_generations.TABLE, group_membership.TABLE,
-    partition_assignments.TABLE, group_state_history.TABLE, rebalance_events.TABLE, consumer_lag.TABLE,
-    validation_diffs.TABLE,
+    partition_assignments.TABLE, group_state_history.TABLE, rebalance_events.TABLE, streams_task_assignments.TABLE,
+    streams_topology.TABLE, consumer_lag.TABLE, validation_diffs.TABLE,
 )
 AUDIT: tuple[TableSpec, ...] = (data_quality_results.TABLE,)
 """What ``offsetlake check`` writes."""

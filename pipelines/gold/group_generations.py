@@ -19,7 +19,10 @@ TABLE = TableSpec(
         "One row per generation of a classic group seen in a GroupMetadata record. The broker persists a "
         "generation only when its assignment is stored (Stable) or the group is Empty, so a generation cut "
         "short in CompletingRebalance leaves no row (a gap in the numbers). For KIP-848 consumer groups "
-        "(group_type 'consumer') one row per group epoch of a ConsumerGroupMetadata record."
+        "(group_type 'consumer') one row per group epoch of a ConsumerGroupMetadata record; share and streams "
+        "groups (group_type 'share', 'streams') likewise, from ShareGroupMetadata and StreamsGroupMetadata "
+        "records. A share group's epoch is stable_at when every member is at its target (the group state "
+        "says Stable as soon as it has members)."
     ),
     schema=T.StructType([
         column("cluster_name", T.StringType(), "the cluster", False),
@@ -53,8 +56,8 @@ TABLE = TableSpec(
                "GroupMetadata records of the generation (>1: static member swaps or leader changes); KIP-848: "
                "the group's records written while this epoch was current, its bump included", False),
         column("group_type", T.StringType(),
-               "'classic' (GroupMetadata records) or 'consumer' (KIP-848, group.protocol=consumer: group epochs)",
-               False),
+               "'classic' (GroupMetadata records), 'consumer' (KIP-848, group.protocol=consumer: group epochs), "
+               "'share' (KIP-932 share groups) or 'streams' (KIP-1071 streams groups)", False),
     ]),
     key=("cluster_name", "group", "incarnation", "generation"),
     cluster_by=GROUP_CLUSTERING,

@@ -1,8 +1,9 @@
-"""The five group tables from the replay (``history/``): each group's silver records in, its rows out.
+"""The group tables from the replay (``history/``): each group's silver records in, its rows out.
 
 Spark only moves rows here. A group's records (silver.group_metadata with its silver.group_members rows, its
-KIP-848 records in silver.consumer_group_records) and, as evidence of when classic members were last at work, the
-latest of its offset commits on each partition between two of its records, go to one Python call per group
+KIP-848, share-group or streams-group records in silver.consumer_group_records) and, as evidence of when classic
+members were last at work, the latest of its offset commits on each partition between two of its records, go to
+one Python call per group
 (``applyInPandas`` keyed by cluster and group), which replays them (``history.group.group_rows``) and returns
 every row of the group for each table as JSON; :func:`group_tables` parses them back into the tables' schemas.
 KIP-848 topic ids keep the names the group's own records give (else null): readers join the others at read
@@ -19,17 +20,19 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from history import KINDS, classic, consumer
+from history import KINDS, classic, consumer, share, streams
 from history.group import StormRule, group_rows
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
 
     from conf.settings import Settings
     from schemas.table_spec import TableSpec
 
 RECORD_KEY = ("cluster_name", "source_topic", "source_partition", "source_offset")
-CLASSIC, CONSUMER, COMMIT = "classic", "consumer", "commit"
+CLASSIC, CONSUMER, SHARE, STREAMS, COMMIT = "classic", "consumer", "share", "streams", "commit"
+#: silver.consumer_group_records types of each protocol that writes them, by the replay input's ``source``.
+MODERN_TYPES = {CONSUMER: consumer.RECORD_TYPES, SHARE: share.RECORD_TYPES, STREAMS: streams.RECORD_TYPES}
 INPUT_COLUMNS = ("cluster_name", "group", "source", "at_ms", "source_partition", "source_offset", "type",
                  "member_id", "is_tombstone", "value")
 ROWS_SCHEMA = "cluster_name string, group string, kind string, row string"
@@ -54,23 +57,19 @@ def classic_records(metadata: DataFrame, members: DataFrame) -> DataFrame:
 
 
 def consumer_records(records: DataFrame) -> DataFrame:
-    """silver.consumer_group_records rows of KIP-848 consumer groups, as the replay's input rows (the record's
-    typed value as JSON)."""
+    """silver.consumer_group_records rows of KIP-848 consumer, share and streams groups, as the replay's input rows
+    (``source`` the protocol, the record's typed value as JSON)."""
     from pyspark.sql import functions as F
 
-    value = F.coalesce(*[F.when(F.col("type") == name, F.to_json(F.col(f"{name}.value")))
-                         for name in consumer.RECORD_TYPES])
-    return records.filter(is_consumer_group_record()).select(
-        "cluster_name", F.col("group_id").alias("group"), F.lit(CONSUMER).alias("source"),
+    types = [name for names in MODERN_TYPES.values() for name in names]
+    value = F.coalesce(*[F.when(F.col("type") == name, F.to_json(F.col(f"{name}.value"))) for name in types])
+    source = F.when(F.col("type").isin(*consumer.RECORD_TYPES), F.lit(CONSUMER))
+    for name in (SHARE, STREAMS):
+        source = source.when(F.col("type").isin(*MODERN_TYPES[name]), F.lit(name))
+    return records.filter(F.col("type").isin(*types)).select(
+        "cluster_name", F.col("group_id").alias("group"), source.alias("source"),
         F.unix_millis("record_timestamp").alias("at_ms"), "source_partition", "source_offset", "type", "member_id",
         "is_tombstone", F.when(~F.col("is_tombstone"), value).alias("value"))
-
-
-def is_consumer_group_record() -> Column:
-    """Over silver.consumer_group_records: a KIP-848 consumer group's record (not a share or streams group's)."""
-    from pyspark.sql import functions as F
-
-    return F.col("type").isin(*consumer.RECORD_TYPES)
 
 
 def commit_evidence(metadata: DataFrame, commits: DataFrame) -> DataFrame:
@@ -228,6 +227,90 @@ def consumer_record_from_row(row: dict[str, Any]) -> consumer.GroupRecord:
     return consumer.GroupRecord(**base)
 
 
+def share_record_from_row(row: dict[str, Any]) -> consumer.GroupRecord:
+    """A share group's record (:mod:`history.share`) from an input row of :func:`consumer_records`."""
+    kind, tombstone = row["type"], bool(row["is_tombstone"])
+    base = {"at_ms": int(row["at_ms"]), "position": (int(row["source_partition"]), int(row["source_offset"])),
+            "type": kind, "member_id": row.get("member_id"), "is_tombstone": tombstone}
+    value = None if tombstone or row.get("value") is None else json.loads(row["value"])
+    if value is None:
+        return consumer.GroupRecord(**base)
+    if kind == share.GROUP_METADATA:
+        return consumer.GroupRecord(**base, epoch=value.get("epoch"), metadata_hash=value.get("metadata_hash"))
+    if kind == share.TARGET_METADATA:
+        return consumer.GroupRecord(**base, epoch=value.get("assignment_epoch"))
+    if kind in (share.PARTITION_METADATA, share.STATE_PARTITION_METADATA):
+        topics = [t for part in ("topics", "initializing_topics", "initialized_topics", "deleting_topics")
+                  for t in value.get(part) or ()]
+        initialized = value.get("initialized_topics") if kind == share.STATE_PARTITION_METADATA else value.get("topics")
+        return consumer.GroupRecord(**base, topic_names=tuple(
+            (t["topic_id"], t["topic_name"]) for t in topics if t.get("topic_name")),
+            initialized_topics=tuple(t["topic_id"] for t in initialized or ()))
+    if kind == share.MEMBER_METADATA:
+        return consumer.GroupRecord(**base, member=consumer.MemberInfo(
+            client_id=value.get("client_id"), client_host=value.get("client_host"),
+            rack_id=value.get("rack_id") or None, subscribed_topics=tuple(value.get("subscribed_topic_names") or ())))
+    if kind == share.TARGET_MEMBER:
+        return consumer.GroupRecord(**base, target=_partitions(value.get("topic_partitions")))
+    if kind == share.CURRENT_ASSIGNMENT:
+        return consumer.GroupRecord(**base, current=consumer.CurrentAssignment(
+            member_epoch=value["member_epoch"], previous_member_epoch=value.get("previous_member_epoch", 0),
+            state=value.get("state", consumer.STABLE_MEMBER), assigned=_partitions(value.get("assigned_partitions"))))
+    return consumer.GroupRecord(**base)
+
+
+def _tasks(value: dict[str, Any], field: str = "{}_tasks") -> consumer.Units:
+    """Every task of a streams assignment value: its active, standby and warm-up task lists (``field`` names them,
+    e.g. ``{}_tasks_pending_revocation``) as ``(task role, subtopology id, partition)``."""
+    return frozenset().union(*[streams.tasks(role, ((t["subtopology_id"], t.get("partitions") or ())
+                                                    for t in value.get(field.format(role)) or ()))
+                               for role in streams.TASK_ROLES])
+
+
+def _topic_info(topic: dict[str, Any]) -> streams.TopicInfo:
+    return streams.TopicInfo(topic["name"], topic.get("partitions"), topic.get("replication_factor"))
+
+
+def streams_record_from_row(row: dict[str, Any]) -> streams.StreamsRecord:
+    """A streams group's record (:mod:`history.streams`) from an input row of :func:`consumer_records`."""
+    kind, tombstone = row["type"], bool(row["is_tombstone"])
+    base = {"at_ms": int(row["at_ms"]), "position": (int(row["source_partition"]), int(row["source_offset"])),
+            "type": kind, "member_id": row.get("member_id"), "is_tombstone": tombstone}
+    value = None if tombstone or row.get("value") is None else json.loads(row["value"])
+    if value is None:
+        return streams.StreamsRecord(**base)
+    if kind == streams.GROUP_METADATA:
+        return streams.StreamsRecord(**base, epoch=value.get("epoch"), metadata_hash=value.get("metadata_hash"),
+                                     validated_topology_epoch=value.get("validated_topology_epoch"))
+    if kind == streams.TARGET_METADATA:
+        return streams.StreamsRecord(**base, epoch=value.get("assignment_epoch"))
+    if kind == streams.MEMBER_METADATA:
+        endpoint = value.get("user_endpoint")
+        return streams.StreamsRecord(**base, member=streams.StreamsMemberInfo(
+            client_id=value.get("client_id"), client_host=value.get("client_host"),
+            instance_id=value.get("instance_id") or None, rack_id=value.get("rack_id") or None,
+            rebalance_timeout_ms=value.get("rebalance_timeout_ms"), process_id=value.get("process_id"),
+            topology_epoch=value.get("topology_epoch"),
+            user_endpoint=f"{endpoint['host']}:{endpoint['port']}" if endpoint else None,
+            client_tags=tuple((t["key"], t["value"]) for t in value.get("client_tags") or ())))
+    if kind == streams.TARGET_MEMBER:
+        return streams.StreamsRecord(**base, target=_tasks(value))
+    if kind == streams.CURRENT_ASSIGNMENT:
+        return streams.StreamsRecord(**base, current=consumer.CurrentAssignment(
+            member_epoch=value["member_epoch"], previous_member_epoch=value.get("previous_member_epoch", 0),
+            state=value.get("state", streams.STABLE_MEMBER), assigned=_tasks(value),
+            pending_revocation=_tasks(value, "{}_tasks_pending_revocation")))
+    if kind == streams.TOPOLOGY_RECORD:
+        return streams.StreamsRecord(**base, topology=streams.Topology(value["epoch"], tuple(streams.Subtopology(
+            subtopology_id=sub["subtopology_id"], source_topics=tuple(sub.get("source_topics") or ()),
+            source_topic_regex=tuple(sub.get("source_topic_regex") or ()),
+            repartition_sink_topics=tuple(sub.get("repartition_sink_topics") or ()),
+            repartition_source_topics=tuple(map(_topic_info, sub.get("repartition_source_topics") or ())),
+            state_changelog_topics=tuple(map(_topic_info, sub.get("state_changelog_topics") or ())),
+        ) for sub in value.get("subtopologies") or ())))
+    return streams.StreamsRecord(**base)
+
+
 def replay_group(frame: Any, storm: StormRule) -> Any:  # pandas in (INPUT_COLUMNS), pandas out (ROWS_SCHEMA)
     """One group's input rows replayed: every row of the group, per kind, as JSON."""
     import pandas as pd
@@ -244,7 +327,9 @@ def replay_group(frame: Any, storm: StormRule) -> Any:  # pandas in (INPUT_COLUM
     found = group_rows(classic_records=[classic_record_from_row(r) for r in rows if r["source"] == CLASSIC],
                        commits=commits,
                        consumer_records=[consumer_record_from_row(r) for r in rows if r["source"] == CONSUMER],
-                       storm=storm)
+                       storm=storm,
+                       share_records=[share_record_from_row(r) for r in rows if r["source"] == SHARE],
+                       streams_records=[streams_record_from_row(r) for r in rows if r["source"] == STREAMS])
     out = [(cluster, group, kind, json.dumps(row)) for kind in KINDS for row in found.rows[kind]]
     return pd.DataFrame(out, columns=["cluster_name", "group", "kind", "row"])
 
@@ -276,7 +361,8 @@ def table_frame(rows: DataFrame, kind: str, columns: Sequence[Any]) -> DataFrame
 def group_tables(metadata: DataFrame, members: DataFrame, records: DataFrame, commits: DataFrame,
                  settings: Settings, tables: Sequence[TableSpec]) -> dict[str, DataFrame]:
     """Each of ``tables`` (the group tables, each naming its ``replay_rows``) for the groups of the given silver rows:
-    silver.group_metadata, silver.group_members, silver.consumer_group_records and silver.offset_commits, all of
+    silver.group_metadata, silver.group_members, silver.consumer_group_records (consumer, share and streams groups)
+    and silver.offset_commits, all of
     each group's (a refresh filters them to the groups it replays)."""
     inputs = classic_records(metadata, members).unionByName(consumer_records(records)).unionByName(
         commit_evidence(metadata, commits))

@@ -21,7 +21,9 @@ TABLE = TableSpec(
         "'consumer'): from their ConsumerGroupMemberMetadata record to its tombstone (left or fenced), one row "
         "per stay and subscription: a member record with other SubscribedTopicNames or SubscribedTopicRegex "
         "closes the row and opens the next one at the same time (a fenced member rejoining with its member id "
-        "gets another row too)."
+        "gets another row too). Share members (group_type 'share'): the same, without instance id, rebalance "
+        "timeout or assignor. Streams members (group_type 'streams'): the same, one row per stay and topology "
+        "epoch, with their process id and interactive-query endpoint."
     ),
     schema=T.StructType([
         column("cluster_name", T.StringType(), "the cluster", False),
@@ -46,8 +48,8 @@ TABLE = TableSpec(
         column("last_generation", T.IntegerType(),
                "last recorded generation listing it; KIP-848: the last group epoch it was a member in", False),
         column("group_type", T.StringType(),
-               "'classic' (GroupMetadata records) or 'consumer' (KIP-848, group.protocol=consumer: group epochs)",
-               False),
+               "'classic' (GroupMetadata records), 'consumer' (KIP-848, group.protocol=consumer: group epochs), "
+               "'share' (KIP-932 share groups) or 'streams' (KIP-1071 streams groups)", False),
         column("rack_id", T.StringType(), "client.rack (KIP-848 members); null otherwise"),
         column("subscribed_topics", T.ArrayType(T.StringType(), False),
                "subscribed topic names as recorded (last record); KIP-848: SubscribedTopicNames, the same "
@@ -59,6 +61,11 @@ TABLE = TableSpec(
                "KIP-848: lowest member epoch in its current-assignment records during the stay; null for classic"),
         column("last_member_epoch", T.IntegerType(),
                "KIP-848: highest member epoch in its current-assignment records during the stay; null for classic"),
+        column("process_id", T.StringType(), "streams members: the Kafka Streams process (processId); else null"),
+        column("user_endpoint", T.StringType(),
+               "streams members: host:port of the interactive-query endpoint (application.server); else null"),
+        column("topology_epoch", T.IntegerType(),
+               "streams members: the topology epoch they run, the same for the whole row; else null"),
     ]),
     key=("cluster_name", "group", "member_id", "valid_from"),
     cluster_by=GROUP_CLUSTERING,

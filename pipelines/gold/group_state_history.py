@@ -19,7 +19,10 @@ TABLE = TableSpec(
         "State sequence per group: Empty, CompletingRebalance, Stable, Dead. PreparingRebalance is never "
         "persisted and does not appear; CompletingRebalance only for generations that reached Stable. KIP-848 "
         "groups (group_type 'consumer'): Empty, Assigning, Reconciling, Stable, Dead, derived from the group, "
-        "assignment and member epochs after every write (Kafka's ConsumerGroup.maybeUpdateGroupState)."
+        "assignment and member epochs after every write (Kafka's ConsumerGroup.maybeUpdateGroupState). Share "
+        "groups (group_type 'share'): Empty, Stable, Dead (ShareGroup.maybeUpdateGroupState: Stable with any "
+        "member). Streams groups (group_type 'streams'): Empty, NotReady, Assigning, Reconciling, Stable, Dead "
+        "(StreamsGroup.maybeUpdateGroupState: NotReady while the topology is missing or not validated)."
     ),
     schema=T.StructType([
         column("cluster_name", T.StringType(), "the cluster", False),
@@ -35,10 +38,12 @@ TABLE = TableSpec(
                "(Stable: the assignment record's append time), 'tombstone' (Dead); KIP-848: 'no_members' "
                "(Empty), 'group_epoch_above_assignment_epoch' (Assigning), 'member_not_reconciled' (Reconciling: "
                "a member below the assignment epoch or not in member state STABLE), 'members_reconciled' "
-               "(Stable), 'tombstone' (Dead); the time is the append time of the write that made it so", False),
-        column("group_type", T.StringType(),
-               "'classic' (GroupMetadata records) or 'consumer' (KIP-848, group.protocol=consumer: group epochs)",
+               "(Stable), 'tombstone' (Dead); share groups: 'no_members', 'has_members'; streams groups: also "
+               "'topology_not_validated' (NotReady); the time is the append time of the write that made it so",
                False),
+        column("group_type", T.StringType(),
+               "'classic' (GroupMetadata records), 'consumer' (KIP-848, group.protocol=consumer: group epochs), "
+               "'share' (KIP-932 share groups) or 'streams' (KIP-1071 streams groups)", False),
         column("assignment_epoch", T.IntegerType(), "KIP-848: the target assignment epoch then; null for classic"),
     ]),
     key=("cluster_name", "group", "at", "state"),

@@ -19,7 +19,9 @@ TABLE = TableSpec(
         "Which member owned which partition, generation by generation, from the stored assignments. KIP-848 "
         "groups (group_type 'consumer') have three kinds of rows: what a member owns ('current', by member "
         "epoch), what the assignor wants it to own ('target', by assignment epoch) and what it still has to "
-        "give up ('pending_revocation')."
+        "give up ('pending_revocation'). Share groups (group_type 'share'): 'current' and 'target' rows only "
+        "(a share member never revokes: several members may read one partition at once, so their rows "
+        "overlap). Streams groups' tasks: gold.streams_task_assignments."
     ),
     schema=T.StructType([
         column("cluster_name", T.StringType(), "the cluster", False),
@@ -42,8 +44,8 @@ TABLE = TableSpec(
                "current. An upper bound: eager members revoke when the rebalance starts, which is not persisted. "
                "KIP-848: the first later record of the group without it"),
         column("group_type", T.StringType(),
-               "'classic' (GroupMetadata records) or 'consumer' (KIP-848, group.protocol=consumer: group epochs)",
-               False),
+               "'classic' (GroupMetadata records), 'consumer' (KIP-848, group.protocol=consumer: group epochs) or "
+               "'share' (KIP-932 share groups); streams groups' tasks are in gold.streams_task_assignments", False),
         column("assignment_kind", T.StringType(),
                "'current' (owned; every classic row), 'target' (KIP-848 target assignment) or "
                "'pending_revocation' (KIP-848: still owned, to be revoked)", False),

@@ -22,7 +22,10 @@ TABLE = TableSpec(
         "Completed rebalances of classic groups (a new recorded generation) and static member restarts that "
         "kept the generation. Causes are inferred from the records before and after, and are likely causes. "
         "KIP-848 groups (group_type 'consumer'): one row per group epoch at which the group settled (Stable, "
-        "or Empty), measured against the previous settled epoch (epoch 0, no members, for a new group)."
+        "or Empty), measured against the previous settled epoch (epoch 0, no members, for a new group). Share "
+        "and streams groups (group_type 'share', 'streams') the same: a share group settles when every member "
+        "is at the target of the epoch; a streams group's partitions_moved and partitions_kept count active "
+        "tasks, and a changed member topology epoch is 'topology_changed'."
     ),
     schema=T.StructType([
         column("cluster_name", T.StringType(), "the cluster", False),
@@ -79,7 +82,9 @@ TABLE = TableSpec(
                "KIP-429's second round, see triggered_by); leader_rejoined (same members and subscriptions, "
                "no revocation before); static_member_restart (no rebalance). KIP-848: "
                "member_joined, member_left_or_vanished (leave and fencing look alike), members_joined_and_left, "
-               "subscription_changed, metadata_changed (the subscribed topics' MetadataHash changed), unknown"),
+               "subscription_changed, metadata_changed (the subscribed topics' MetadataHash changed), unknown; "
+               "streams groups also topology_changed (a member runs another topology epoch); share groups "
+               "also share_partitions_initialized (a topic's share-partition state became ready)"),
         column("triggered_by", STRINGS,
                "member ids whose rejoin may have triggered it, as far as the records tell: for a "
                "cooperative_follow_up the members the previous round revoked partitions from (the first of "
@@ -94,8 +99,8 @@ TABLE = TableSpec(
                "included); null for restarts"),
         column("is_storm", T.BooleanType(), "rebalances_in_window >= gold.storm_rebalances"),
         column("group_type", T.StringType(),
-               "'classic' (GroupMetadata records) or 'consumer' (KIP-848, group.protocol=consumer: group epochs)",
-               False),
+               "'classic' (GroupMetadata records), 'consumer' (KIP-848, group.protocol=consumer: group epochs), "
+               "'share' (KIP-932 share groups) or 'streams' (KIP-1071 streams groups)", False),
         column("started_at", T.TimestampType(),
                "KIP-848: append time of the first epoch bump after the last settled epoch; null for classic"),
     ]),

@@ -6,8 +6,9 @@ not offsetlake's -- records how far it has read. Each micro-batch (``apply_chang
 
 1. ``committed_offsets`` (the table commit freshness is measured on): MERGEs the newest record per key, applied
    only when newer than the row there (so re-applying a record changes nothing), tombstones deleting;
-2. the group tables (rebalance events, generations, membership, assignments, state history): the groups that
-   gained records (GroupMetadata records and members of classic groups, records of KIP-848 groups) are replayed
+2. the group tables (rebalance events, generations, membership, assignments, state history, streams task
+   assignments and topology): the groups that gained records (GroupMetadata records and members of classic
+   groups, records of KIP-848 consumer, share and streams groups) are replayed
    from all of their records (``pipelines.gold.group_history``, the replay itself in ``history/``), and exactly
    those groups' rows replaced (one ``replaceWhere`` overwrite per table, atomic). KIP-848 topic ids keep the
    names the groups' own records give; the others are joined at read (``dashboards.topic_names``), so a name that
@@ -34,7 +35,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from conf.settings import Settings
-from history.consumer import RECORD_TYPES as CONSUMER_RECORD_TYPES
 from pipelines.checkpoints import run_to_available
 from pipelines.delta_tables import (  # latest_version: also found here by tests and benches
     LayoutChanged,
@@ -49,12 +49,15 @@ from pipelines.delta_tables import (  # latest_version: also found here by tests
 )
 from pipelines.gold.committed_offsets import TABLE as COMMITTED_OFFSETS
 from pipelines.gold.group_generations import TABLE as GROUP_GENERATIONS
+from pipelines.gold.group_history import MODERN_TYPES
 from pipelines.gold.group_membership import TABLE as GROUP_MEMBERSHIP
 from pipelines.gold.group_state_history import TABLE as GROUP_STATE_HISTORY
 from pipelines.gold.offset_commit_rate import TABLE as OFFSET_COMMIT_RATE
 from pipelines.gold.partition_assignments import TABLE as PARTITION_ASSIGNMENTS
 from pipelines.gold.rebalance_events import TABLE as REBALANCE_EVENTS
 from pipelines.gold.silver_changes import SOURCE_TABLE, SOURCES, column_of
+from pipelines.gold.streams_task_assignments import TABLE as STREAMS_TASK_ASSIGNMENTS
+from pipelines.gold.streams_topology import TABLE as STREAMS_TOPOLOGY
 from pipelines.storage import Storage
 from schemas import consumer_group_records, group_members, group_metadata, offset_commits
 from schemas.table_spec import Incremental, TableSpec
@@ -63,7 +66,8 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
 GOLD: tuple[TableSpec, ...] = (COMMITTED_OFFSETS, OFFSET_COMMIT_RATE, GROUP_GENERATIONS, GROUP_MEMBERSHIP,
-                                PARTITION_ASSIGNMENTS, GROUP_STATE_HISTORY, REBALANCE_EVENTS)
+                                PARTITION_ASSIGNMENTS, GROUP_STATE_HISTORY, REBALANCE_EVENTS, STREAMS_TASK_ASSIGNMENTS,
+                                STREAMS_TOPOLOGY)
 """The gold tables a refresh writes, each by the strategy its module declares (``TableSpec.incremental``)."""
 GROUP_TABLES: tuple[TableSpec, ...] = (REBALANCE_EVENTS, *(
     spec for spec in GOLD if spec.incremental is Incremental.REPLACE_TOUCHED_GROUPS and spec is not REBALANCE_EVENTS))
@@ -375,7 +379,7 @@ def _refresh_groups(spark: SparkSession, settings: Settings, touched: list[tuple
 def touching_group() -> Column:
     """Over the rows of gold's query (``pipelines.gold.silver_changes``), the group a row touches: a struct of
     ``cluster_name`` and ``group`` for a new GroupMetadata record or member of a classic group, or a new record of
-    a KIP-848 consumer group; null for every other row (``silver_changes.summarize`` collects them).
+    a KIP-848 consumer, share or streams group; null for every other row (``silver_changes.summarize`` collects them).
 
     Why new silver.group_members rows touch their groups although each comes with its GroupMetadata record:
     silver's query appends a batch's group_metadata rows and its group_members rows in two Delta commits, and
@@ -394,7 +398,8 @@ def touching_group() -> Column:
     return (F.when(F.col(SOURCE_TABLE) == group_metadata.TABLE.name, of(group_metadata.TABLE))
             .when(F.col(SOURCE_TABLE) == group_members.TABLE.name, of(group_members.TABLE))
             .when((F.col(SOURCE_TABLE) == consumer_group_records.TABLE.name)
-                  & records["type"].isin(*CONSUMER_RECORD_TYPES), of(consumer_group_records.TABLE, "group_id")))
+                  & records["type"].isin(*[t for types in MODERN_TYPES.values() for t in types]),
+                  of(consumer_group_records.TABLE, "group_id")))
 
 
 def replace_groups(settings: Settings, spec: TableSpec, rows: DataFrame, groups: list[tuple[str, str]] | None,

@@ -5,7 +5,9 @@
 --   snapshot; seconds_since_last_commit is measured against the time of the query. max_lag_seconds_<estimator>
 --   is the largest positive estimate among the lagging partitions (lag > 0), 0 when none lags, null when
 --   some lag but none has an estimate; lag_seconds_unknown_<estimator> counts the lagging partitions without
---   one, so a lagging group is never shown as 0 s. The HTML page's status table is this view.
+--   one, so a lagging group is never shown as 0 s. group_type is the current state's ('classic', 'consumer',
+--   'share', 'streams'; null without state rows): share and streams groups are listed like the others. The HTML
+--   page's status table is this view.
 -- Reads: gold.committed_offsets, gold.group_state_history, gold.group_membership, gold.consumer_lag
 -- Example: SELECT `group`, state, members, burrow_status, total_lag FROM dashboards.consumer_status_now
 --   ORDER BY total_lag DESC NULLS LAST
@@ -41,19 +43,22 @@ facts AS (
          CAST(NULL AS BIGINT) AS lagging_partitions, CAST(NULL AS DOUBLE) AS max_lag_seconds_interpolated,
          CAST(NULL AS BIGINT) AS lag_seconds_unknown_interpolated, CAST(NULL AS DOUBLE) AS max_lag_seconds_message_timestamp,
          CAST(NULL AS BIGINT) AS lag_seconds_unknown_message_timestamp, CAST(NULL AS BIGINT) AS stopped_partitions,
-         CAST(NULL AS BIGINT) AS partitions_not_ok
+         CAST(NULL AS BIGINT) AS partitions_not_ok, group_type
   FROM gold.group_state_history
   WHERE until IS NULL
   UNION ALL
-  SELECT cluster_name, `group`, NULL, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+  SELECT cluster_name, `group`, NULL, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+         NULL
   FROM gold.group_membership WHERE valid_to IS NULL
   UNION ALL
-  SELECT cluster_name, `group`, NULL, NULL, NULL, NULL, commit_timestamp, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+  SELECT cluster_name, `group`, NULL, NULL, NULL, NULL, commit_timestamp, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+         NULL
   FROM gold.committed_offsets
   UNION ALL
   SELECT cluster_name, `group`, NULL, NULL, NULL, NULL, NULL, NULL, snapshot_time, burrow_status, total_lag,
          lagging_partitions, max_lag_seconds_interpolated, lag_seconds_unknown_interpolated,
-         max_lag_seconds_message_timestamp, lag_seconds_unknown_message_timestamp, stopped_partitions, partitions_not_ok
+         max_lag_seconds_message_timestamp, lag_seconds_unknown_message_timestamp, stopped_partitions, partitions_not_ok,
+         NULL
   FROM lag_snapshots
 ),
 per_group AS (
@@ -69,7 +74,8 @@ per_group AS (
          max_by(max_lag_seconds_message_timestamp, snapshot_time) AS max_lag_seconds_message_timestamp,
          max_by(lag_seconds_unknown_message_timestamp, snapshot_time) AS lag_seconds_unknown_message_timestamp,
          max_by(partitions_not_ok, snapshot_time) AS partitions_not_ok,
-         max_by(stopped_partitions, snapshot_time) AS stopped_partitions
+         max_by(stopped_partitions, snapshot_time) AS stopped_partitions,
+         max_by(group_type, state_at) AS group_type
   FROM facts
   GROUP BY cluster_name, `group`
 )
@@ -81,6 +87,6 @@ SELECT
   CASE WHEN committed_partitions > 0 THEN committed_partitions END AS committed_partitions,
   burrow_status, total_lag, lagging_partitions, max_lag_seconds_interpolated, lag_seconds_unknown_interpolated,
   max_lag_seconds_message_timestamp, lag_seconds_unknown_message_timestamp, partitions_not_ok, stopped_partitions,
-  lag_snapshot_time
+  lag_snapshot_time, group_type
 FROM per_group
 WHERE committed_partitions > 0 OR state_rows > 0 OR lag_snapshot_time IS NOT NULL
