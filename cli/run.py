@@ -134,7 +134,9 @@ def run_continuously(args: argparse.Namespace, settings: Settings) -> int:
         metrics.observe(report)
 
     def source_state(line: str) -> None:
-        say("run", f"run: {line}", level=logging.WARNING)
+        """A fault of the source begun (a warning) or over, or the ingest restarted (``pipelines.source_faults``)."""
+        over = line in ("connected again", f"{args.topic} is there; starting")
+        say("run", f"run: {line}", level=logging.INFO if over else logging.WARNING)
 
     with stop_requested_by_signals("run: stopping after the current batch or step (again to abort) ...") as stop:
         # The lease first (a second writer is refused whatever the cluster answers), then the source topic: a wrong

@@ -147,7 +147,12 @@ def caught_up_at(progress: dict | None) -> dt.datetime | None:
         return None
 
     def offsets(value: object) -> object:
-        return json.loads(value) if isinstance(value, str) else value
+        if not isinstance(value, str):
+            return value
+        try:
+            return json.loads(value)
+        except ValueError:  # PySpark's SourceProgress holds str() of the parsed offsets: equal when they are
+            return value
 
     for source in progress["sources"]:
         latest = offsets(source.get("latestOffset"))

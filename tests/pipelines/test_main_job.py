@@ -134,7 +134,8 @@ def test_a_cycle_that_carried_records_gives_their_freshness_and_its_figures_for_
 
 #: A streaming query's progress as Spark reports it (StreamingQueryProgress.json, trimmed to what is read).
 IDLE_PROGRESS = {
-    "id": "3f1c", "runId": "9a2e", "name": "offsetlake-ingest-local-__consumer_offsets",
+    "id": "3f1c2d4e-0b6a-4c55-9a51-6f0e8d2b7c10", "runId": "9a2e7b1f-5c3d-4e8a-b6f2-1d4c7e9a0b35",
+    "name": "offsetlake-ingest-local-__consumer_offsets",
     "timestamp": "2026-11-27T10:05:00.125Z", "batchId": 12, "numInputRows": 0,
     "sources": [{"description": "KafkaV2[Assign[__consumer_offsets-0, __consumer_offsets-1]]",
                  "startOffset": {"__consumer_offsets": {"0": 40, "1": 12}},
@@ -144,7 +145,16 @@ IDLE_PROGRESS = {
 
 
 def test_the_ingest_is_caught_up_when_its_last_progress_read_to_the_latest_offsets() -> None:
+    from pyspark.sql.streaming.listener import StreamingQueryProgress
+
     assert caught_up_at(IDLE_PROGRESS) == dt.datetime(2026, 11, 27, 10, 5, 0, 125000, tzinfo=dt.UTC)
+    # As StreamingQuery.lastProgress gives it: PySpark's object, whose offsets are str() of the parsed JSON.
+    full = {**IDLE_PROGRESS, "durationMs": {}, "eventTime": {}, "stateOperators": [], "observedMetrics": {},
+            "inputRowsPerSecond": 0.0, "processedRowsPerSecond": 0.0, "batchDuration": 0,
+            "sink": {"description": "ForeachBatchSink", "numOutputRows": -1},
+            "sources": [{**IDLE_PROGRESS["sources"][0], "inputRowsPerSecond": 0.0,  # type: ignore[dict-item]
+                         "processedRowsPerSecond": 0.0}]}
+    assert caught_up_at(StreamingQueryProgress.fromJson(full)) == caught_up_at(IDLE_PROGRESS)
     behind = {**IDLE_PROGRESS, "sources": [{**IDLE_PROGRESS["sources"][0],  # type: ignore[dict-item]
                                             "latestOffset": {"__consumer_offsets": {"0": 41, "1": 12}}}]}
     assert caught_up_at(behind) is None  # a capped batch, or records arrived meanwhile
