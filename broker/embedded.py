@@ -224,7 +224,8 @@ class EmbeddedBroker:
     def log_dirs(self) -> Path:
         return self.data_dir / "kraft-logs"
 
-    def start(self) -> EmbeddedBroker:
+    def start(self, *, ports: tuple[int, int] | None = None) -> EmbeddedBroker:
+        """Start the broker; ``ports``: its (broker, controller) ports, else free ones."""
         existing = read_state(self.data_dir)
         if existing is not None and pid_alive(existing.pid):
             raise BrokerError(
@@ -233,7 +234,7 @@ class EmbeddedBroker:
             )
         self.data_dir.mkdir(parents=True, exist_ok=True)
         classpath = kafka_classpath()
-        broker_port, controller_port = free_port(), free_port()
+        broker_port, controller_port = ports or (free_port(), free_port())
         while controller_port == broker_port:
             controller_port = free_port()
         props = server_properties(self.data_dir, broker_port, controller_port, self.overrides)
@@ -283,6 +284,16 @@ class EmbeddedBroker:
             (self.data_dir / STATE_FILE).unlink()
         self.state = None
         self._process = None
+
+    def restart(self, down_seconds: float = 0.0) -> EmbeddedBroker:
+        """Stop the broker (SIGTERM: a clean shutdown), leave it down ``down_seconds``, then start it again on the
+        same ports and log dirs: to its clients, the same broker come back, its topics and offsets kept."""
+        if self.state is None:
+            raise BrokerError("the broker is not started")
+        ports = (int(self.state.bootstrap_servers.rsplit(":", 1)[1]), self.state.controller_port)
+        self.stop()
+        time.sleep(down_seconds)
+        return self.start(ports=ports)
 
     def __enter__(self) -> EmbeddedBroker:
         return self.start()

@@ -142,8 +142,11 @@ def debug_log(path: Path) -> Iterator[None]:
     with contextlib.suppress(OSError):
         if path.stat().st_size > DEBUG_LOG_MAX_BYTES:
             path.replace(path.with_name(path.name + ".1"))
+    from cli.console import said_on_console
+
     handler = _DebugLogHandler(path, delay=True)
     handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(lambda record: not said_on_console(record))
     root = logging.getLogger()
     root.addHandler(handler)
     try:

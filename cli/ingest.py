@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import signal
 import sys
 import threading
@@ -13,6 +14,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from cli import argument_types
+from cli.console import say
 from cli.errors import CommandError, reported_as_command_errors
 from cli.settings_arg import settings_from
 from cli.writer_lease import writer_lease_held
@@ -93,7 +95,7 @@ def stop_requested_by_signals(message: str) -> Iterator[threading.Event]:
     def request_stop(signum: int, frame: FrameType | None) -> None:
         if stop.is_set():
             raise KeyboardInterrupt
-        print(message, file=sys.stderr, flush=True)
+        say(message.split(":", 1)[0], message)  # run:, ingest:
         stop.set()
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -112,8 +114,10 @@ class IngestTotals:
     quarantined: int = 0
 
     def print_summary(self) -> None:
-        print(f"ingested {self.records:,} records in {self.batches} batches; "
-              f"{self.quarantined:,} quarantined, {self.lost:,} lost to retention")
+        say("ingest", f"ingested {self.records:,} records in {self.batches} batches; "
+                      f"{self.quarantined:,} quarantined, {self.lost:,} lost to retention", stdout=True,
+            fields={"records": self.records, "batches": self.batches, "quarantined": self.quarantined,
+                    "lost": self.lost})
 
 
 def batch_printer(settings: Settings, topic: str, totals: IngestTotals) -> Callable[[BatchReport], None]:
@@ -133,13 +137,11 @@ def batch_printer(settings: Settings, topic: str, totals: IngestTotals) -> Calla
         except Exception:  # noqa: BLE001 - progress must not kill the ingest
             distance = "distance to the end unknown"
         rows = report.rows_per_table
-        print(
+        say("ingest",
             f"ingest: batch {report.batch_id}: {report.records:,} records in {report.seconds:.1f}s "
             f"({rate:,.0f}/s): {rows.get('offset_commits', 0):,} offset commits, "
             f"{rows.get('group_records', 0):,} group records, {rows.get('quarantine', 0):,} quarantined, "
-            f"{report.lost_records:,} lost; {distance}",
-            file=sys.stderr, flush=True,
-        )
+            f"{report.lost_records:,} lost; {distance}")
 
     return progress
 
@@ -152,12 +154,11 @@ def ingest_with_progress(spark: SparkSession, settings: Settings, options: Inges
 
     totals = IngestTotals()
     progress = batch_printer(settings, options.topic, totals)
-    print(f"ingest: {options.topic} on {settings.kafka.bootstrap_servers} -> {settings.warehouse_uri} "
-          f"(cluster {settings.cluster_name}, {'once' if options.once else 'continuous'})",
-          file=sys.stderr, flush=True)
+    say("ingest", f"ingest: {options.topic} on {settings.kafka.bootstrap_servers} -> {settings.warehouse_uri} "
+                  f"(cluster {settings.cluster_name}, {'once' if options.once else 'continuous'})")
     try:
         run_ingest(spark, settings, options, on_batch=progress, should_stop=stop.is_set,
-                   on_restart=lambda reason: print(f"ingest: {reason}", file=sys.stderr, flush=True))
+                   on_restart=lambda reason: say("ingest", f"ingest: {reason}", level=logging.WARNING))
     except IngestError as exc:
         raise CommandError(f"ingest failed: {exc}") from exc
     return totals

@@ -11,6 +11,7 @@ debug log the line names.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,6 +37,7 @@ from cli import (
     validate,
 )
 from cli import run as run_once  # the `run` subcommand's module; `run()` below is the console script
+from cli.console import console_output, say
 from cli.errors import CommandError, debug_log, first_line, known_failure, write_details
 from conf.settings import ConfigError, Settings, load_settings
 
@@ -99,23 +101,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help (0), or a usage error already printed (EXIT_USAGE)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     log = debug_log_path(args)
-    with debug_log(log):
+    # Python logging, once for the command: the libraries' to the debug log, the command's own lines to the terminal.
+    with debug_log(log), console_output(getattr(args, "log_format", "text")):
         try:
             return int(args.run(args) or 0)
         except ConfigError as exc:
-            print(f"offsetlake: config error: {exc}", file=sys.stderr)
+            say("", f"offsetlake: config error: {exc}", level=logging.ERROR)
             return EXIT_USAGE
         except KeyboardInterrupt:
-            print("offsetlake: interrupted", file=sys.stderr)
+            say("", "offsetlake: interrupted", level=logging.ERROR)
             return EXIT_INTERRUPTED
         except CommandError as exc:
             # A failure of a component behind the command (its cause) has details; the command's own refusal none.
             details = write_details(exc, log, args.command) if exc.__cause__ is not None else ""
-            print(f"offsetlake: {exc}{details}", file=sys.stderr)
+            say("", f"offsetlake: {exc}{details}", level=logging.ERROR)
             return EXIT_FAILURE
         except Exception as exc:  # noqa: BLE001 - the edge: whatever failed is one line, its trace in the log
             line = known_failure(exc) or f"{args.command} failed: {first_line(exc)}"
-            print(f"offsetlake: {line}{write_details(exc, log, args.command)}", file=sys.stderr)
+            say("", f"offsetlake: {line}{write_details(exc, log, args.command)}", level=logging.ERROR)
             return EXIT_FAILURE
 
 

@@ -15,10 +15,11 @@ each, printing one line per cycle with its freshness.
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 from typing import TYPE_CHECKING
 
 from cli import argument_types
+from cli.console import LOG_FORMATS, say
 from cli.errors import CommandError, first_line, reported_as_command_errors
 from cli.ingest import add_source_arguments, bad_batch_cap
 from cli.serve_metrics import add_metrics_arguments, serve_run_metrics
@@ -58,6 +59,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         default=60.0, metavar="SECONDS",
                         help="seconds between end-offset snapshots when running continuously; 0 takes none "
                              "(default 60)")
+    parser.add_argument("--log-format", choices=LOG_FORMATS, default="text",
+                        help="the terminal's lines as text (default) or one JSON object a line for a log shipper "
+                             "(time, level, logger, message; a cycle's records, rows per layer, freshness_seconds and "
+                             "gold_current_as_of)")
     add_source_arguments(parser)
     add_metrics_arguments(parser)
     parser.set_defaults(run=run)
@@ -74,11 +79,11 @@ def run(args: argparse.Namespace) -> int:
     if bad_batch_cap(args):
         return 2
     if args.snapshot_every < 0:
-        print("offsetlake: --snapshot-every must be >= 0 seconds (0: no snapshots)", file=sys.stderr)
+        say("", "offsetlake: --snapshot-every must be >= 0 seconds (0: no snapshots)", level=logging.ERROR)
         return 2
     if args.once and args.metrics_port is not None:
-        print("offsetlake: --metrics-port is for the continuous run (a --once run ends before Prometheus scrapes it)",
-              file=sys.stderr)
+        say("", "offsetlake: --metrics-port is for the continuous run (a --once run ends before Prometheus scrapes "
+                "it)", level=logging.ERROR)
         return 2
     if not args.once:
         return run_continuously(args, settings)
@@ -93,12 +98,11 @@ def run(args: argparse.Namespace) -> int:
                 totals = ingest_with_progress(spark, settings, options, stop)
                 totals.print_summary()
                 if stop.is_set():
-                    print("run: stopped after the ingest; gold and lag are refreshed by the next run",
-                          file=sys.stderr)
+                    say("run", "run: stopped after the ingest; gold and lag are refreshed by the next run")
                     return 0
                 gold.refresh_and_print(spark, settings)
                 if stop.is_set():
-                    print("run: stopped after the gold refresh; lag is refreshed by the next run", file=sys.stderr)
+                    say("run", "run: stopped after the gold refresh; lag is refreshed by the next run")
                     return 0
                 try:
                     lag.refresh_and_print(spark, settings)
@@ -115,7 +119,7 @@ def run_continuously(args: argparse.Namespace, settings: Settings) -> int:
     from cli.ingest import IngestTotals, batch_printer, stop_requested_by_signals
     from pipelines.ingest import IngestError, IngestOptions
     from pipelines.main_job import CycleReport, MainJobOptions, run_main_job
-    from pipelines.offsets_topic_source import check_source_topic
+    from pipelines.source_faults import wait_for_source_topic
     from pipelines.spark_session import build_spark_session
 
     options = MainJobOptions(
@@ -126,23 +130,29 @@ def run_continuously(args: argparse.Namespace, settings: Settings) -> int:
     metrics = serve_run_metrics(args, settings)  # --metrics-port: the job's health, fed by each cycle
 
     def cycle(report: CycleReport) -> None:
-        print(report.line(), file=sys.stderr, flush=True)
+        say("run", report.line(), stdout=True, fields=report.fields())
         metrics.observe(report)
+
+    def source_state(line: str) -> None:
+        """A fault of the source begun (a warning) or over, or the ingest restarted (``pipelines.source_faults``)."""
+        over = line in ("connected again", f"{args.topic} is there; starting")
+        say("run", f"run: {line}", level=logging.INFO if over else logging.WARNING)
 
     with stop_requested_by_signals("run: stopping after the current batch or step (again to abort) ...") as stop:
         # The lease first (a second writer is refused whatever the cluster answers), then the source topic: a wrong
         # address or topic costs no JVM and leaves only the released lease.
         with reported_as_command_errors(), writer_lease_held(settings, "run", stop):
-            check_source_topic(settings, args.topic)
-            print(f"run: {args.topic} on {settings.kafka.bootstrap_servers} -> {settings.warehouse_uri} (cluster "
-                  f"{settings.cluster_name}, trigger {args.trigger_interval}, snapshots "
-                  f"{f'every {args.snapshot_every:g}s' if args.snapshot_every else 'off'}); Ctrl-C or SIGTERM stops",
-                  file=sys.stderr, flush=True)
+            # No __consumer_offsets yet (no group has committed), or a cluster that does not answer: waited for.
+            if not wait_for_source_topic(settings, args.topic, should_stop=stop.is_set, on_state=source_state):
+                return 0
+            say("run", f"run: {args.topic} on {settings.kafka.bootstrap_servers} -> {settings.warehouse_uri} (cluster "
+                f"{settings.cluster_name}, trigger {args.trigger_interval}, snapshots "
+                f"{f'every {args.snapshot_every:g}s' if args.snapshot_every else 'off'}); Ctrl-C or SIGTERM stops")
             spark = build_spark_session(settings)
             try:
                 run_main_job(spark, settings, options, should_stop=stop.is_set,
                              on_batch=batch_printer(settings, args.topic, totals), on_cycle=cycle,
-                             on_restart=lambda reason: print(f"run: {reason}", file=sys.stderr, flush=True))
+                             on_restart=source_state)
             except IngestError as exc:
                 raise CommandError(f"ingest failed: {exc}") from exc
             except Exception as exc:  # noqa: BLE001 - Spark/Delta failures become one line

@@ -7,12 +7,14 @@ over the run's warehouse, and the job's health.
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sys
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from cli.console import say
 from cli.errors import CommandError
 from cli.settings_arg import settings_from
 
@@ -74,8 +76,8 @@ def group_registry(settings: Settings, command: str) -> tuple[CollectorRegistry,
     from metrics.groups import GroupMetrics
 
     registry = CollectorRegistry()
-    collector = GroupMetrics(settings, on_problem=lambda message: print(f"{command}: {message}", file=sys.stderr,
-                                                                        flush=True))
+    collector = GroupMetrics(settings, on_problem=lambda message: say(command, f"{command}: {message}",
+                                                                      level=logging.WARNING))
     registry.register(collector)
     return registry, collector
 
@@ -170,5 +172,5 @@ def serve_run_metrics(args: argparse.Namespace, settings: Settings) -> RunMetric
     health = RunHealth(settings.cluster_name, args.topic, topic_ends=lambda: topic_end_offsets(settings, args.topic))
     registry.register(health)
     metrics = RunMetrics(health, listen("run", args.metrics_host, args.metrics_port, registry))
-    print(f"run: metrics at {metrics.url}", file=sys.stderr, flush=True)
+    say("run", f"run: metrics at {metrics.url}")
     return metrics

@@ -8,12 +8,13 @@ a loss and a renewal's trouble become offsetlake's one-line messages.
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
-import sys
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from cli.console import say
 from cli.errors import CommandError
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ def writer_lease_held(settings: Settings, command: str, stop: threading.Event | 
     check_local_warehouse(settings)  # first: the lease table is made in the warehouse (WarehouseError otherwise)
 
     def warn(line: str) -> None:
-        print(f"offsetlake: warning: {line}", file=sys.stderr, flush=True)
+        say("", f"offsetlake: warning: {line}", level=logging.WARNING)
 
     def lost(exc: LeaseLost) -> None:
         warn(f"{exc}; stopping {'after the current batch' if stop is not None else 'at the end of this step'}")

@@ -67,6 +67,11 @@ class BatchReport:
     newest_record: dt.datetime | None = None
 
 
+def query_name(settings: Settings, topic: str) -> str:
+    """The ingest's streaming query, by name (``spark.streams.active``)."""
+    return f"offsetlake-ingest-{settings.cluster_name}-{topic}"
+
+
 def checkpoint_path(settings: Settings, topic: str) -> str:
     return topic_checkpoint(settings, topic, "ingest")
 
@@ -218,7 +223,7 @@ def start_ingest(spark: SparkSession, settings: Settings, options: IngestOptions
 
     writer = stream.writeStream.foreachBatch(each_batch).option(
         "checkpointLocation", checkpoint_path(settings, options.topic)
-    ).queryName(f"offsetlake-ingest-{settings.cluster_name}-{options.topic}")
+    ).queryName(query_name(settings, options.topic))
     writer = writer.trigger(availableNow=True) if options.once else writer.trigger(
         processingTime=options.trigger_interval)
     return writer.start()
@@ -237,8 +242,10 @@ MAX_RESTARTS = 5
 def run_ingest(spark: SparkSession, settings: Settings, options: IngestOptions,
                on_batch: Callable[[BatchReport], None] = lambda report: None,
                should_stop: Callable[[], bool] = lambda: False,
-               on_restart: Callable[[str], None] = lambda reason: None) -> list[BatchReport]:
-    """Run until the query ends (``once``) or ``should_stop()`` turns true; return the batch reports."""
+               on_restart: Callable[[str], None] = lambda reason: None,
+               on_wait: Callable[[StreamingQuery], None] = lambda query: None) -> list[BatchReport]:
+    """Run until the query ends (``once``) or ``should_stop()`` turns true; return the batch reports. ``on_wait``
+    is called with the running query about twice a second (``pipelines.source_faults.StallWatch``)."""
     reports: list[BatchReport] = []
 
     def record(report: BatchReport) -> None:
@@ -253,6 +260,8 @@ def run_ingest(spark: SparkSession, settings: Settings, options: IngestOptions,
                     query.awaitTermination(0.5)
                 except Exception:  # noqa: BLE001 - the failure is read from query.exception() below
                     break
+                if query.isActive:
+                    on_wait(query)
         finally:
             if query.isActive:
                 query.stop()

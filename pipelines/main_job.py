@@ -68,10 +68,13 @@ class CycleReport:
     freshness: float | None = field(default=None)  # seconds from that record's time to the cycle's end
     # When the cycle ended and how far into the source topic gold then reached (pipelines/freshness.py).
     visibility: Visibility | None = None
+    # For a cycle that read no record: when the ingest last found the topic's end reached (aware, UTC;
+    # ``caught_up_at``), None when not known to be. Gold holds every record the topic had then.
+    current_as_of: dt.datetime | None = None
 
     def line(self) -> str:
         """The cycle's line: ``run: batches 3-5: 1,200 records -> bronze 1,200, silver 1,180 (..), gold ...``."""
-        records = sum(b.records for b in self.batches)
+        records = self.records
         silver: dict[str, int] = {}
         for batch in self.batches:
             for table, rows in batch.rows_per_table.items():
@@ -90,8 +93,82 @@ class CycleReport:
             parts.append(f"lag +{self.lag_rows:,} rows")
         if self.snapshot is not None:
             parts.append(f"snapshot {self.snapshot}")
-        fresh = "unknown (no record in gold yet)" if self.freshness is None else f"{self.freshness:,.1f}s"
-        return ", ".join(parts) + f" in {self.seconds:.1f}s; freshness {fresh}"
+        return ", ".join(parts) + f" in {self.seconds:.1f}s; {self.freshness_text()}"
+
+    @property
+    def records(self) -> int:
+        return sum(b.records for b in self.batches)
+
+    def freshness_text(self) -> str:
+        """How fresh gold is: the age of its newest record for a cycle that carried records; for one that read
+        none, "gold current as of <time>" when the ingest had reached the topic's end (an age would only grow while
+        gold is complete), else the time of gold's newest record."""
+        if self.records == 0 and self.current_as_of is not None:
+            return f"gold current as of {iso_utc(self.current_as_of)}"
+        if self.records == 0 and self.newest_visible is not None:
+            return f"no new record (the newest in gold from {iso_utc(self.newest_visible)})"
+        return "freshness unknown (no record in gold yet)" if self.freshness is None else \
+            f"freshness {self.freshness:,.1f}s"
+
+    def fields(self) -> dict[str, object]:
+        """The line's figures, for a log shipper (``offsetlake run --log-format json``)."""
+        silver: dict[str, int] = {}
+        for batch in self.batches:
+            for table, rows in batch.rows_per_table.items():
+                if table != "group_records":
+                    silver[table] = silver.get(table, 0) + rows
+        return {
+            "batches": [b.batch_id for b in self.batches],
+            "records": self.records,
+            "rows": {"bronze": self.records, "silver": silver,
+                     "gold_tables_written": list(self.gold_written) if self.gold_written is not None else None,
+                     "lag": self.lag_rows},
+            "snapshot": self.snapshot,
+            "seconds": round(self.seconds, 3),
+            "freshness_seconds": round(self.freshness, 3) if self.records and self.freshness is not None else None,
+            "gold_current_as_of": iso_utc(self.current_as_of) if not self.records and self.current_as_of else None,
+        }
+
+
+def iso_utc(moment: dt.datetime) -> str:
+    """``2026-11-27T10:00:00Z``: an aware time in UTC; a naive one (as Spark gives timestamps) is the local clock's."""
+    aware = moment if moment.tzinfo is not None else moment.astimezone()
+    return aware.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def caught_up_at(progress: dict | None) -> dt.datetime | None:
+    """When a streaming query last found nothing left to read (aware, UTC): its progress (Spark's
+    ``StreamingQueryProgress`` as a dict) whose every source's ``endOffset`` is that source's ``latestOffset``;
+    the progress' ``timestamp`` is when that trigger asked the source for its latest offsets. An idle query
+    reports such a progress every ``spark.sql.streaming.noDataProgressEventInterval``. None otherwise."""
+    import json
+
+    if not progress or not progress.get("sources") or not progress.get("timestamp"):
+        return None
+
+    def offsets(value: object) -> object:
+        if not isinstance(value, str):
+            return value
+        try:
+            return json.loads(value)
+        except ValueError:  # PySpark's SourceProgress holds str() of the parsed offsets: equal when they are
+            return value
+
+    for source in progress["sources"]:
+        latest = offsets(source.get("latestOffset"))
+        if latest is None or offsets(source.get("endOffset")) != latest:
+            return None
+    return dt.datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).astimezone(dt.UTC)
+
+
+def ingest_progress(spark: SparkSession, settings: Settings, topic: str) -> dict | None:
+    """The running ingest query's last progress, None when it is not running (yet) or has reported none."""
+    from pipelines.ingest import query_name
+
+    for query in spark.streams.active:
+        if query.name == query_name(settings, topic):
+            return query.lastProgress
+    return None
 
 
 def newest_record(batches: tuple[BatchReport, ...], before: dt.datetime | None) -> dt.datetime | None:
@@ -135,6 +212,8 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
     from pipelines.gold.consumer_lag import refresh_consumer_lag
     from pipelines.gold.refresh import refresh_gold_tables
     from pipelines.ingest import ensure_tables, run_ingest
+    from pipelines.offsets_topic_source import check_source_topic
+    from pipelines.source_faults import SourceState, StallWatch, run_through_faults, stall_seconds
 
     failures: list[BaseException] = []
     finished = threading.Event()
@@ -169,7 +248,9 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
             on_cycle(CycleReport(batches=batches, gold_written=written, lag_rows=lag_rows, snapshot=snapshot,
                                  seconds=time.monotonic() - started, newest_visible=newest,
                                  freshness=age_seconds(newest, ended.timestamp()),
-                                 visibility=Visibility(ended, options.ingest.topic, dict(reached), tables_at)))
+                                 visibility=Visibility(ended, options.ingest.topic, dict(reached), tables_at),
+                                 current_as_of=None if any(b.records for b in batches) else
+                                 caught_up_at(ingest_progress(spark, settings, options.ingest.topic))))
 
     def each_batch(report: BatchReport) -> None:
         """After the batch's bronze and silver writes, before Spark commits it: gold, in this (the ingest's) thread.
@@ -184,9 +265,18 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
             stopping.set()
 
     def ingest() -> None:
+        """The ingest's query, started again from its checkpoint after a transient fault of the cluster
+        (``pipelines.source_faults``: one line per change of state through ``on_restart``, backoff); a fatal one
+        ends the job."""
+        stop = lambda: stopping.is_set() or should_stop()  # noqa: E731
+        state = SourceState(on_restart, settings)
+        probe = lambda: check_source_topic(settings, options.ingest.topic)  # noqa: E731
+        watch = StallWatch(probe, state, stall_seconds=stall_seconds(settings))
         try:
-            run_ingest(spark, settings, options.ingest, on_batch=each_batch,
-                       should_stop=lambda: stopping.is_set() or should_stop(), on_restart=on_restart)
+            run_through_faults(
+                lambda: run_ingest(spark, settings, options.ingest, on_batch=each_batch, should_stop=stop,
+                                   on_restart=on_restart, on_wait=lambda query: watch(query.lastProgress)),
+                probe=probe, should_stop=stop, state=state)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, raised there
             failures.append(exc)
         finally:

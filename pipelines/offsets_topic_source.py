@@ -49,8 +49,8 @@ def topic_partitions(settings: Settings, topic: str) -> list[int]:
     if found is None:
         created = (" yet: the broker creates it when a consumer group first uses it" if topic == OFFSETS_TOPIC
                    else "; offsetlake never creates a topic: check its name")
-        raise SourceTopicError(f"topic {topic} does not exist on cluster {settings.cluster_name} "
-                               f"({settings.kafka.bootstrap_servers}){created}")
+        raise TopicNotFound(topic, f"topic {topic} does not exist on cluster {settings.cluster_name} "
+                                   f"({settings.kafka.bootstrap_servers}){created}")
     if not found.partitions:
         raise SourceTopicError(f"topic {topic} has no partitions on cluster {settings.cluster_name} "
                                f"({settings.kafka.bootstrap_servers})")
@@ -66,6 +66,15 @@ def check_source_topic(settings: Settings, topic: str) -> None:
 
 class SourceTopicError(RuntimeError):
     """The topic to ingest does not exist or cannot be described."""
+
+
+class TopicNotFound(SourceTopicError):
+    """The topic to ingest does not exist (yet, for ``__consumer_offsets``: ``pipelines.source_faults`` waits for
+    it)."""
+
+    def __init__(self, topic: str, message: str) -> None:
+        super().__init__(message)
+        self.topic = topic
 
 
 def kafka_source_options(settings: Settings, topic: str = OFFSETS_TOPIC,

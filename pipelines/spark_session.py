@@ -29,6 +29,9 @@ from pipelines.storage import join
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+#: Spark's JVM logging (``spark.driver.extraJavaOptions``).
+LOG4J2_PROPERTIES = Path(__file__).resolve().parent.parent / "conf" / "log4j2.properties"
+
 
 def spark_conf(settings: Settings) -> dict[str, str]:
     """Every Spark setting offsetlake applies, as a plain dict (testable without a JVM)."""
@@ -51,8 +54,11 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         "spark.ui.enabled": str(settings.spark.ui_enabled).lower(),
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.warehouse.dir": join(settings.warehouse_uri, "spark-warehouse"),
+        # The project's log4j2 configuration (conf/log4j2.properties: Spark's notices of what offsetlake does on
+        # purpose kept to their errors), then the settings' options, which may name another.
         "spark.driver.extraJavaOptions": " ".join(
-            [f"-Dderby.system.home={local_home / 'derby'}", *settings.spark.driver_java_options.split()]),
+            [f"-Dderby.system.home={local_home / 'derby'}", f"-Dlog4j2.configurationFile={LOG4J2_PROPERTIES}",
+             *settings.spark.driver_java_options.split()]),
         # Delta rebuilds a table's state with this many tasks for each new version it reads or writes
         # (every idempotent append checks its txnAppId/txnVersion there); the default (50) made every
         # append take seconds on a small machine. conf/settings.py says why one.

@@ -548,8 +548,10 @@ def build_gold(spark: SparkSession, settings: Settings, results: dict[str, Simul
     from cli.simulate import produce_records
     from pipelines.gold.refresh import refresh_gold
     from pipelines.ingest import IngestOptions, run_ingest
+    from pipelines.kafka_clients import client_config
 
-    client = settings.kafka.librdkafka_config()
+    # offsetlake's client configuration: librdkafka's log lines go to the debug log, not to stderr.
+    client = client_config(settings)
     records = [rec for r in results.values() for rec in r.records]
     partitions = max([r.timeline["offsets_topic_partitions"] for r in results.values()]
                      + [rec.partition + 1 for rec in records] + [1])

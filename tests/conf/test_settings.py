@@ -192,12 +192,13 @@ def test_starting_offsets_become_sparks_starting_offsets_with_every_partition_na
 def test_driver_java_options_follow_offsetlakes_own_on_the_driver_jvm() -> None:
     from pipelines.spark_session import spark_conf
 
+    log4j2 = f"-Dlog4j2.configurationFile={Path(__file__).resolve().parents[2] / 'conf' / 'log4j2.properties'}"
     settings = load_settings(config_file=None, environ={
         "OFFSETLAKE_WAREHOUSE": "/tmp/wh", "OFFSETLAKE_SPARK__DRIVER_JAVA_OPTIONS": " -XX:TieredStopAtLevel=1  -Xss4m"})
     assert spark_conf(settings)["spark.driver.extraJavaOptions"].split() == [
-        "-Dderby.system.home=/tmp/wh/derby", "-XX:TieredStopAtLevel=1", "-Xss4m"]
+        "-Dderby.system.home=/tmp/wh/derby", log4j2, "-XX:TieredStopAtLevel=1", "-Xss4m"]
     default = load_settings(config_file=None, environ={"OFFSETLAKE_WAREHOUSE": "/tmp/wh"})
-    assert spark_conf(default)["spark.driver.extraJavaOptions"] == "-Dderby.system.home=/tmp/wh/derby"
+    assert spark_conf(default)["spark.driver.extraJavaOptions"] == f"-Dderby.system.home=/tmp/wh/derby {log4j2}"
 
 
 def test_delta_rebuilds_a_versions_state_with_one_task_unless_told_otherwise() -> None:

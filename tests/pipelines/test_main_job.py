@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 
 from pipelines.ingest import BatchReport
-from pipelines.main_job import CycleReport, age_seconds, newest_record, reached_offsets, stamp
+from pipelines.main_job import CycleReport, age_seconds, caught_up_at, newest_record, reached_offsets, stamp
 
 T0 = dt.datetime(2026, 11, 27, 10, 0, 0)
 
@@ -104,3 +104,58 @@ def test_a_run_first_takes_into_gold_what_silver_holds_beyond_it_though_no_recor
     assert cycles and cycles[0].batches == ()
     rows = read_table(spark, settings, committed_offsets.TABLE).select("partition", "offset").collect()
     assert sorted((r["partition"], r["offset"]) for r in rows) == [(0, 10), (1, 11), (2, 12)]
+
+
+def test_an_idle_cycle_says_since_when_gold_is_current_instead_of_a_growing_age() -> None:
+    caught_up = dt.datetime(2026, 11, 27, 10, 5, 0, tzinfo=dt.UTC)
+    idle = CycleReport(batches=(), gold_written=None, lag_rows=3, snapshot="taken", seconds=1.25, newest_visible=T0,
+                       freshness=300.0, current_as_of=caught_up)
+    assert idle.line() == ("run: no new batch: 0 records -> bronze 0, silver 0, lag +3 rows, snapshot taken in 1.2s; "
+                           "gold current as of 2026-11-27T10:05:00Z")
+    assert idle.fields()["gold_current_as_of"] == "2026-11-27T10:05:00Z" and idle.fields()["freshness_seconds"] is None
+    # Not known to be at the topic's end (the ingest has not reported since it started): no age either.
+    unknown = CycleReport(batches=(), gold_written=None, lag_rows=None, snapshot="taken", seconds=0.5,
+                          newest_visible=dt.datetime(2026, 11, 27, 10, 0, 0, tzinfo=dt.UTC), freshness=300.0)
+    assert unknown.line().endswith("; no new record (the newest in gold from 2026-11-27T10:00:00Z)")
+
+
+def test_a_cycle_that_carried_records_gives_their_freshness_and_its_figures_for_a_log_shipper() -> None:
+    report = CycleReport(batches=(batch(7, 10, 2, T0),), gold_written=("gold.committed_offsets",), lag_rows=None,
+                         snapshot=None, seconds=2.0, newest_visible=T0, freshness=1.5,
+                         current_as_of=dt.datetime(2026, 11, 27, 10, 5, 0, tzinfo=dt.UTC))
+    assert report.line().endswith("in 2.0s; freshness 1.5s")
+    assert report.fields() == {
+        "batches": [7], "records": 12, "seconds": 2.0, "snapshot": None, "freshness_seconds": 1.5,
+        "gold_current_as_of": None,
+        "rows": {"bronze": 12, "silver": {"offset_commits": 10, "group_metadata": 2, "group_members": 0,
+                                          "consumer_group_records": 0, "quarantine": 0},
+                 "gold_tables_written": ["gold.committed_offsets"], "lag": None}}
+
+
+#: A streaming query's progress as Spark reports it (StreamingQueryProgress.json, trimmed to what is read).
+IDLE_PROGRESS = {
+    "id": "3f1c2d4e-0b6a-4c55-9a51-6f0e8d2b7c10", "runId": "9a2e7b1f-5c3d-4e8a-b6f2-1d4c7e9a0b35",
+    "name": "offsetlake-ingest-local-__consumer_offsets",
+    "timestamp": "2026-11-27T10:05:00.125Z", "batchId": 12, "numInputRows": 0,
+    "sources": [{"description": "KafkaV2[Assign[__consumer_offsets-0, __consumer_offsets-1]]",
+                 "startOffset": {"__consumer_offsets": {"0": 40, "1": 12}},
+                 "endOffset": {"__consumer_offsets": {"0": 40, "1": 12}},
+                 "latestOffset": {"__consumer_offsets": {"0": 40, "1": 12}}, "numInputRows": 0}],
+}
+
+
+def test_the_ingest_is_caught_up_when_its_last_progress_read_to_the_latest_offsets() -> None:
+    from pyspark.sql.streaming.listener import StreamingQueryProgress
+
+    assert caught_up_at(IDLE_PROGRESS) == dt.datetime(2026, 11, 27, 10, 5, 0, 125000, tzinfo=dt.UTC)
+    # As StreamingQuery.lastProgress gives it: PySpark's object, whose offsets are str() of the parsed JSON.
+    full = {**IDLE_PROGRESS, "durationMs": {}, "eventTime": {}, "stateOperators": [], "observedMetrics": {},
+            "inputRowsPerSecond": 0.0, "processedRowsPerSecond": 0.0, "batchDuration": 0,
+            "sink": {"description": "ForeachBatchSink", "numOutputRows": -1},
+            "sources": [{**IDLE_PROGRESS["sources"][0], "inputRowsPerSecond": 0.0,  # type: ignore[dict-item]
+                         "processedRowsPerSecond": 0.0}]}
+    assert caught_up_at(StreamingQueryProgress.fromJson(full)) == caught_up_at(IDLE_PROGRESS)
+    behind = {**IDLE_PROGRESS, "sources": [{**IDLE_PROGRESS["sources"][0],  # type: ignore[dict-item]
+                                            "latestOffset": {"__consumer_offsets": {"0": 41, "1": 12}}}]}
+    assert caught_up_at(behind) is None  # a capped batch, or records arrived meanwhile
+    assert caught_up_at(None) is None and caught_up_at({**IDLE_PROGRESS, "sources": []}) is None
