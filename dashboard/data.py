@@ -44,6 +44,8 @@ charted groups may hold in all. A group of 1,000 partitions has ~18,000 lag poin
 10,000 groups the 50 worst are mostly such groups: without a cap on rows the page is hundreds of MiB (the figures
 are in CHANGELOG.md). A group that does not fit is passed over (the worst one is always charted); its own page
 charts it (``--group``, ``--serve``)."""
+MINUTE_MS = 60_000
+"""gold.offset_commit_rate's step: one row per group and minute with commits."""
 
 # The columns each chart needs, per table: readers fetch only these (those a table has: an older
 # warehouse may lack a newer column, e.g. assignment_kind, and its rows then lack the key).
@@ -325,12 +327,26 @@ def lag_points(rows: Iterable[Row], filters: Filters, multi_cluster: bool = Fals
 
 
 def commit_rate_points(rows: Iterable[Row], filters: Filters, multi_cluster: bool = False) -> list[Row]:
-    """One point per group and minute of ``gold.offset_commit_rate``."""
-    points = [{"group": group_label(r["cluster_name"], r["group"], multi_cluster), "t": r["minute"],
-               "at": when(r["minute"]), "commit_records": r["commit_records"],
-               "commit_requests": r["commit_requests"], "partitions": r["partitions"]}
-              for r in rows if filters.keeps(r) and filters.keeps_time(r["minute"])]
-    return sorted(points, key=lambda p: (p["group"], p["t"]))
+    """One point per group and minute of ``gold.offset_commit_rate``, and a zero for every minute without commits
+    between the group's first and last minute in the window.
+
+    The table has a row only for a minute with commits (``pipelines/gold/offset_commit_rate.py``); without the
+    zeros, a line from one busy minute to the next would be drawn through minutes when the group committed nothing.
+    """
+    by_group: dict[str, dict[int, Row]] = defaultdict(dict)
+    for r in rows:
+        if filters.keeps(r) and filters.keeps_time(r["minute"]):
+            label = group_label(r["cluster_name"], r["group"], multi_cluster)
+            by_group[label][r["minute"]] = {
+                "group": label, "t": r["minute"], "at": when(r["minute"]), "commit_records": r["commit_records"],
+                "commit_requests": r["commit_requests"], "partitions": r["partitions"]}
+    points = []
+    for label, minutes in sorted(by_group.items()):
+        # Minutes are truncated to the minute by the table, so stepping from the first lands on every other.
+        every = sorted({*minutes, *range(min(minutes), max(minutes) + 1, MINUTE_MS)})
+        points += [minutes.get(t) or {"group": label, "t": t, "at": when(t), "commit_records": 0,
+                                      "commit_requests": 0, "partitions": 0} for t in every]
+    return points
 
 
 def deletion_points(tombstones: Iterable[Row], states: Iterable[Row], filters: Filters,
