@@ -327,11 +327,13 @@ def lag_points(rows: Iterable[Row], filters: Filters, multi_cluster: bool = Fals
 
 
 def commit_rate_points(rows: Iterable[Row], filters: Filters, multi_cluster: bool = False) -> list[Row]:
-    """One point per group and minute of ``gold.offset_commit_rate``, and a zero for every minute without commits
+    """One point per group and minute of ``gold.offset_commit_rate``, and zeros for the minutes without commits
     between the group's first and last minute in the window.
 
     The table has a row only for a minute with commits (``pipelines/gold/offset_commit_rate.py``); without the
     zeros, a line from one busy minute to the next would be drawn through minutes when the group committed nothing.
+    A stretch without commits gets a zero at each end (its first and last minute), and the chart's straight line
+    between them is zero all along: a group idle for days adds two points, not thousands.
     """
     by_group: dict[str, dict[int, Row]] = defaultdict(dict)
     for r in rows:
@@ -340,12 +342,13 @@ def commit_rate_points(rows: Iterable[Row], filters: Filters, multi_cluster: boo
             by_group[label][r["minute"]] = {
                 "group": label, "t": r["minute"], "at": when(r["minute"]), "commit_records": r["commit_records"],
                 "commit_requests": r["commit_requests"], "partitions": r["partitions"]}
-    points = []
+    points: list[Row] = []
     for label, minutes in sorted(by_group.items()):
-        # Minutes are truncated to the minute by the table, so stepping from the first lands on every other.
-        every = sorted({*minutes, *range(min(minutes), max(minutes) + 1, MINUTE_MS)})
+        busy = sorted(minutes)
+        idle = {t for before, after in zip(busy, busy[1:], strict=False) if after - before > MINUTE_MS
+                for t in (before + MINUTE_MS, after - MINUTE_MS)}
         points += [minutes.get(t) or {"group": label, "t": t, "at": when(t), "commit_records": 0,
-                                      "commit_requests": 0, "partitions": 0} for t in every]
+                                      "commit_requests": 0, "partitions": 0} for t in sorted({*busy, *idle})]
     return points
 
 

@@ -159,13 +159,22 @@ def commit_rate_row(group: str, minute: int, requests: int = 2) -> dict:
 
 
 def test_the_minutes_a_group_did_not_commit_in_between_two_that_it_did_are_zeros() -> None:
-    rows = [commit_rate_row("a", 0, 3), commit_rate_row("a", 3, 5), commit_rate_row("b", 7)]
+    rows = [commit_rate_row("a", 0, 3), commit_rate_row("a", 3, 5), commit_rate_row("a", 4), commit_rate_row("b", 7)]
     assert [(p["group"], (p["t"] - T0) // MIN, p["commit_requests"], p["commit_records"], p["partitions"])
             for p in commit_rate_points(rows, Filters())] == [
-        ("a", 0, 3, 6, 4), ("a", 1, 0, 0, 0), ("a", 2, 0, 0, 0), ("a", 3, 5, 10, 4), ("b", 7, 2, 4, 4)]
+        ("a", 0, 3, 6, 4), ("a", 1, 0, 0, 0), ("a", 2, 0, 0, 0), ("a", 3, 5, 10, 4), ("a", 4, 2, 4, 4),
+        ("b", 7, 2, 4, 4)]
     # Only within the window: a minute the window leaves out neither counts nor starts the zeros.
     windowed = commit_rate_points(rows, Filters(since=T0 + MIN))
-    assert [(p["group"], (p["t"] - T0) // MIN) for p in windowed] == [("a", 3), ("b", 7)]
+    assert [(p["group"], (p["t"] - T0) // MIN) for p in windowed] == [("a", 3), ("a", 4), ("b", 7)]
+
+
+def test_a_long_stretch_without_commits_is_a_zero_at_each_of_its_ends() -> None:
+    # A straight line between the two zeros is zero all along: a week idle is two points, not 10,000.
+    week = 7 * 24 * 60
+    points = commit_rate_points([commit_rate_row("a", 0), commit_rate_row("a", week)], Filters())
+    assert [((p["t"] - T0) // MIN, p["commit_requests"]) for p in points] == [
+        (0, 2), (1, 0), (week - 1, 0), (week, 2)]
 
 
 def test_the_commit_rate_chart_draws_a_line_per_group_with_a_legend_through_zeros_at_minutes_without_commits(
