@@ -158,8 +158,8 @@ def lag_chart(field: str, title: str, name: str) -> alt.LayerChart | alt.FacetCh
 
 
 def commit_rate_chart() -> alt.LayerChart | alt.FacetChart:
-    # A line per group, its colour in the legend; a minute without commits is a zero row of the data
-    # (dashboard.data.commit_rate_points), so the line drops to zero there rather than bridging it.
+    # A line per group, its colour in the legend. A stretch of minutes without commits starts and ends with a
+    # zero row of the data (dashboard.data.commit_rate_points): the straight line runs at zero through it.
     base = _for_groups(alt.Chart(_rows("commit_rate")), TOP_LAG)
     y = alt.Y("commit_requests:Q", title="commit requests per minute")
     colour = alt.Color("group:N", title="group", sort=alt.EncodingSortField("rank", op="min"),
