@@ -29,13 +29,14 @@ def _now() -> str:
 
 @dataclass(frozen=True)
 class Run:
-    """A bench's run as it started: its name, its arguments, the load average and the time (UTC) then, and where
-    its result goes."""
+    """A bench's run as it started: its name, its arguments, the load average, the time (UTC) and the commit then
+    (the code it measures: a commit made while it runs is not that), and where its result goes."""
 
     bench: str
     arguments: dict[str, Any]
     load_average_start: list[float]
     started: str
+    commit: str | None
     results: Path
 
 
@@ -48,7 +49,8 @@ def add_results_argument(parser: argparse.ArgumentParser) -> None:
 def start(bench: str, args: argparse.Namespace) -> Run:
     """The run of ``bench`` with ``args`` (``--results`` is where it writes, not an argument of the measure)."""
     arguments = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k != "results"}
-    return Run(bench, arguments, _load_average(), _now(), getattr(args, "results", None) or RESULTS)
+    return Run(bench, arguments, _load_average(), _now(), _commit(Path(__file__).parent),
+               getattr(args, "results", None) or RESULTS)
 
 
 def _commit(at: Path) -> str | None:
@@ -65,7 +67,7 @@ def write_result(run: Run, figures: dict[str, Any], baseline: dict[str, Any] | N
     run.results.mkdir(parents=True, exist_ok=True)
     path = run.results / f"{run.bench}.json"
     path.write_text(json.dumps({
-        "bench": run.bench, "date": _now(), "started": run.started, "commit": _commit(Path(__file__).parent),
+        "bench": run.bench, "date": _now(), "started": run.started, "commit": run.commit,
         "cpu_count": os.cpu_count(), "load_average_start": run.load_average_start,
         "load_average_end": _load_average(), "arguments": run.arguments, "figures": figures, "baseline": baseline,
         "line": line,
