@@ -34,6 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import bench.gold as generated  # noqa: E402
+from bench.results import start, write_result  # noqa: E402
 from bench.scale import OFFSETLAKE, MemorySampler, describe_memory, load_text  # noqa: E402
 
 
@@ -64,6 +65,7 @@ def timed_check(label: str, args: list[str], env: dict[str, str], log: Path, sam
 
 def main() -> None:
     args = generated.workload_arguments(__doc__, "commits added before the checks compared")
+    run = start("check", args)
 
     from broker.embedded import EmbeddedBroker
     from broker.workload import create_topic
@@ -108,8 +110,13 @@ def main() -> None:
     finally:
         sampler.stop()
     print(f"peak memory of the whole run: {describe_memory(sampler.whole)}; load average {load_text()}")
-    print(f"check: increment/full = {100 * incremental / full:.1f}% at {args.commits:,} commits "
-          f"({args.touched} of {args.groups:,} groups touched; first check {first:.1f}s)")
+    line = (f"check: increment/full = {100 * incremental / full:.1f}% at {args.commits:,} commits "
+            f"({args.touched} of {args.groups:,} groups touched; first check {first:.1f}s)")
+    write_result(run, {"increment_seconds": round(incremental, 2), "first_check_seconds": round(first, 2),
+                       "increment_over_full_percent": round(100 * incremental / full, 1),
+                       "records": total, "expectations_differing": differ},
+                 {"full_check_seconds": round(full, 2)}, line)
+    print(line)
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -61,6 +61,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.results import add_results_argument, start, write_result  # noqa: E402
 from conf.settings import Settings, SparkSettings  # noqa: E402
 from decoders import decode_record, encode_record  # noqa: E402
 
@@ -294,10 +295,12 @@ def main() -> None:
                              "per record beyond a job's fixed cost, and their ratio")
     parser.add_argument("--jvm-limit", type=int, default=1_000_000,
                         help="give Kafka's formatters at most this many records")
+    add_results_argument(parser)
     args = parser.parse_args()
     if args.marginal and args.rows < 10:
         parser.error(f"--marginal times a fifth of --rows too: give at least 10 rows, got {args.rows}")
 
+    run = start("decode", args)
     from pipelines.spark_session import build_spark_session
 
     work = Path(tempfile.mkdtemp(prefix="offsetlake-bench-"))
@@ -308,6 +311,7 @@ def main() -> None:
     print(f"decode benchmark: Spark {spark.version}, master {spark.sparkContext.master}, {args.rows:,} records "
           f"per mix, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     ratios: dict[str, float] = {}
+    rates: dict[str, dict[str, float]] = {}  # mix -> path -> records/s
     formatter_ratio: float | None = None  # on the mixed mix only, as the last line reports it
     for mix in args.mixes:
         path = work / f"raw-{mix}"
@@ -320,6 +324,7 @@ def main() -> None:
         decode_rate = timed("spark decode (routed families)", args.rows,
                             lambda frame=raw, out=counts: out.update(spark_decode(frame)), warm_up=3, runs=args.runs,
                             warm_up_seconds=args.warm_up_seconds)
+        rates[mix] = {"scan": round(scan_rate), "spark_decode": round(decode_rate)}
         quarantined = counts.pop("quarantined")
         assert sum(counts.values()) == args.rows and not counts.get("unroutable") and not quarantined, counts
         ratios[mix] = decode_rate / scan_rate
@@ -329,9 +334,11 @@ def main() -> None:
         records = [(bytes(row["key"]), None if row["value"] is None else bytes(row["value"]))
                    for row in raw.select("key", "value").limit(limit).toLocalIterator()]
         n_python = min(len(records), args.python_limit)
-        timed("pure python decode_record", n_python, lambda batch=records[:n_python]: pure_decode(batch))
+        rates[mix]["pure_python"] = round(
+            timed("pure python decode_record", n_python, lambda batch=records[:n_python]: pure_decode(batch)))
         kafka = kafka_formatters(records[:args.jvm_limit], work)
         kafka_rate = kafka["records"] / kafka["seconds"]
+        rates[mix]["kafka_formatters"] = round(kafka_rate)
         print(f"  {'kafka formatters (JVM, 1 core, warm)':<40} {kafka['records']:>11,} records  "
               f"{kafka['seconds']:8.2f} s  {kafka_rate:>12,.0f} records/s  (printed {kafka['bytes']:,} bytes)")
         del records
@@ -345,7 +352,15 @@ def main() -> None:
     spark.stop()
     parts = ", ".join(f"{mix} {ratio:.2f}" for mix, ratio in ratios.items())
     formatter = "n/a (the mixed mix was not run)" if formatter_ratio is None else f"{formatter_ratio:.1f}"
-    print(f"\ndecode/scan: {parts}; decode/kafka-formatter: {formatter}")
+    line = f"decode/scan: {parts}; decode/kafka-formatter: {formatter}"
+    write_result(run, {"decode_over_scan": {mix: round(ratio, 3) for mix, ratio in ratios.items()},
+                       "decode_over_kafka_formatter": None if formatter_ratio is None else round(formatter_ratio, 2),
+                       "spark_decode_records_per_second": {mix: r["spark_decode"] for mix, r in rates.items()}},
+                 {"scan_records_per_second": {mix: r["scan"] for mix, r in rates.items()},
+                  "pure_python_records_per_second": {mix: r["pure_python"] for mix, r in rates.items()},
+                  "kafka_formatters_records_per_second": {mix: r["kafka_formatters"] for mix, r in rates.items()}},
+                 line)
+    print(f"\n{line}")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.decode import group_metadata_record  # noqa: E402
 from bench.group_records import group_metadata, per_record_seconds  # noqa: E402
+from bench.results import add_results_argument, start, write_result  # noqa: E402
 from conf.settings import Settings, SparkSettings  # noqa: E402
 from decoders.records import _decode_generated, _decode_generic  # noqa: E402
 
@@ -82,7 +83,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every case's Spark rows by this")
     parser.add_argument("--seconds", type=float, default=1.0, help="time budget per pure-Python figure")
+    add_results_argument(parser)
     args = parser.parse_args()
+    run = start("group_metadata_family", args)
 
     from pyspark.sql import functions as F
 
@@ -109,6 +112,7 @@ def main() -> None:
             force(complete(first, {"group_metadata"}).group_metadata)
 
     summary = []
+    figures: dict[str, dict[str, float]] = {}  # case -> path -> µs per record
     for name, ((key, value), rows) in cases().items():
         rows = max(1, int(rows * args.scale))
         frames = []
@@ -133,9 +137,17 @@ def main() -> None:
         print(f"  speed-up of the JVM pass: {table / jvm:.1f}x the table-driven decode_record, "
               f"{generated / jvm:.1f}x the generated one, {python / jvm:.1f}x the Python pass")
         summary.append(f"{name.split(':')[1].strip()} {table / jvm:.1f}x")
+        figures[name] = {"jvm_pass": jvm * 1e6, "python_pass": python * 1e6, "table_driven": table * 1e6,
+                         "generated": generated * 1e6}
     spark.stop()
     print(f"\nload average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"JVM family pass vs table-driven decode_record, per record: {'; '.join(summary)}")
+    line = f"JVM family pass vs table-driven decode_record, per record: {'; '.join(summary)}"
+    write_result(run, {"jvm_pass_us_per_record": {case: round(f["jvm_pass"], 3) for case, f in figures.items()}},
+                 {"table_driven_us_per_record": {case: round(f["table_driven"], 3) for case, f in figures.items()},
+                  "generated_us_per_record": {case: round(f["generated"], 3) for case, f in figures.items()},
+                  "python_pass_us_per_record": {case: round(f["python_pass"], 3) for case, f in figures.items()}},
+                 line)
+    print(line)
 
 
 if __name__ == "__main__":

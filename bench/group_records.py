@@ -43,6 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.results import add_results_argument, start, write_result  # noqa: E402
 from decoders import encode_assignment, encode_record, encode_subscription  # noqa: E402
 from decoders.records import _decode_generated, _decode_generic  # noqa: E402
 from decoders.sticky_user_data import encode_sticky_user_data  # noqa: E402
@@ -152,7 +153,9 @@ def generated(record_type: int, key: bytes, value: bytes) -> Any:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=1.5, help="time budget per case and path")
+    add_results_argument(parser)
     args = parser.parse_args()
+    run = start("group_records", args)
 
     cases = {
         "small": [group_metadata("billing", "range", 3, 2, 6, 4),
@@ -163,6 +166,8 @@ def main() -> None:
     print(f"group records benchmark: Python {sys.version.split()[0]}, pid {os.getpid()}, "
           f"load average before {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     speedups: dict[str, float] = {}
+    generated_us: dict[str, float] = {}
+    table_us: dict[str, float] = {}
     for name, records in cases.items():
         for key, value in records:
             record_type = int.from_bytes(key[:2], "big", signed=True)
@@ -171,6 +176,7 @@ def main() -> None:
         table = per_record_seconds(_decode_generic, records, args.seconds)
         fast = per_record_seconds(generated, records, args.seconds)
         speedups[name] = table / fast
+        generated_us[name], table_us[name] = round(fast * 1e6, 3), round(table * 1e6, 3)
         print(f"\n{name}: {len(records)} record(s) of {sizes} bytes")
         print(f"  table-driven (_decode_generic)  {table * 1e6:10.1f} µs/record  "
               f"peak {peak_kib(_decode_generic, records):8.1f} KiB")
@@ -180,8 +186,12 @@ def main() -> None:
     load = os.getloadavg()
     print(f"\nprocess peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB; "
           f"load average after {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (2 cores shared with other work)")
-    print(f"group records: generated/table-driven speed-up small {speedups['small']:.1f}x, "
-          f"big {speedups['big']:.1f}x, kip848 {speedups['kip848']:.1f}x")
+    line = (f"group records: generated/table-driven speed-up small {speedups['small']:.1f}x, "
+            f"big {speedups['big']:.1f}x, kip848 {speedups['kip848']:.1f}x")
+    write_result(run, {"generated_us_per_record": generated_us,
+                       "speed_up": {name: round(x, 2) for name, x in speedups.items()}},
+                 {"table_driven_us_per_record": table_us}, line)
+    print(line)
 
 
 if __name__ == "__main__":

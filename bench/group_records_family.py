@@ -55,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.decode import jvm_peak_mb, python_workers_peak_mb  # noqa: E402
 from bench.group_metadata_family import spark_seconds  # noqa: E402
 from bench.group_records import kip848_records, peak_kib, per_record_seconds  # noqa: E402
+from bench.results import add_results_argument, start, write_result  # noqa: E402
 from conf.settings import Settings, SparkSettings  # noqa: E402
 from decoders import DecodedRecord, decode_record, encode_record  # noqa: E402
 from decoders.records import _decode_generated, _decode_generic  # noqa: E402
@@ -125,7 +126,9 @@ def main() -> None:
                         help="rows of the plain scan and the JVM pass (the difference is within noise below ~0.5M)")
     parser.add_argument("--python-rows", type=int, default=40_000, help="rows of the Spark Python pass")
     parser.add_argument("--seconds", type=float, default=1.0, help="time budget per pure-Python figure")
+    add_results_argument(parser)
     args = parser.parse_args()
+    run = start("group_records_family", args)
 
     from pyspark.sql import functions as F
 
@@ -155,6 +158,8 @@ def main() -> None:
             force(complete(first, {"newer_group_records"}).newer_group_records)
 
     summary = []
+    figures: dict[str, dict[str, float]] = {}  # case -> path -> µs per record
+
     def parquet(records: list[Record], n: int):  # type: ignore[no-untyped-def]
         """``n`` rows cycling through ``records``, written to Parquet and read back."""
         path = str(work / f"raw-{len(summary)}-{n}")
@@ -193,9 +198,17 @@ def main() -> None:
         print(f"  peak memory so far: Spark JVM {jvm_peak_mb(spark):,.0f} MB, Python workers "
               f"{python_workers_peak_mb(spark):,.0f} MB; load average {load()}", flush=True)
         summary.append(f"{name.split(':')[0]} {table / jvm:.1f}x")
+        figures[name] = {"jvm_pass": jvm * 1e6, "python_pass": python * 1e6, "table_driven": table * 1e6,
+                         "generated": generated * 1e6}
     spark.stop()
     print(f"\nload average {load()}")
-    print(f"JVM family pass vs table-driven decode_record, per record: {'; '.join(summary)}")
+    line = f"JVM family pass vs table-driven decode_record, per record: {'; '.join(summary)}"
+    write_result(run, {"jvm_pass_us_per_record": {case: round(f["jvm_pass"], 3) for case, f in figures.items()}},
+                 {"table_driven_us_per_record": {case: round(f["table_driven"], 3) for case, f in figures.items()},
+                  "generated_us_per_record": {case: round(f["generated"], 3) for case, f in figures.items()},
+                  "python_pass_us_per_record": {case: round(f["python_pass"], 3) for case, f in figures.items()}},
+                 line)
+    print(line)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.decode import group_metadata_record, jvm_peak_mb  # noqa: E402
+from bench.results import add_results_argument, start, write_result  # noqa: E402
 from decoders import encode_record  # noqa: E402
 
 
@@ -62,7 +63,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--max-offsets-per-trigger", type=int, default=None)
+    add_results_argument(parser)
     args = parser.parse_args()
+    run = start("ingest", args)
 
     from broker.embedded import EmbeddedBroker
     from broker.workload import create_topic
@@ -105,9 +108,14 @@ def main() -> None:
         assert ingested == args.records, (ingested, args.records)
         print(f"  {'offsetlake ingest --once (bronze+silver)':<44} {ingested:>11,} records "
               f"{seconds:8.1f} s {ingested / seconds:>10,.0f} records/s  ({len(reports)} batches)", flush=True)
-        print(f"peak memory: python {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB, "
-              f"Spark JVM {jvm_peak_mb(spark):,.0f} MB")
+        line = (f"peak memory: python {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB, "
+                f"Spark JVM {jvm_peak_mb(spark):,.0f} MB")
         spark.stop()
+    write_result(run, {"ingest_seconds": round(seconds, 2), "ingest_records_per_second": round(ingested / seconds),
+                       "batches": len(reports)},
+                 {"kafka_to_delta_seconds": round(baseline, 2),
+                  "kafka_to_delta_records_per_second": round(args.records / baseline)}, line)
+    print(line)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.decode import jvm_peak_mb  # noqa: E402
+from bench.results import add_results_argument, start, write_result  # noqa: E402
 
 BASE_MS = 1_700_000_000_000
 MINUTE_MS = 60_000
@@ -99,7 +100,9 @@ def main() -> None:
     parser.add_argument("--snapshots", type=int, default=60, help="end-offset snapshots, a minute apart")
     parser.add_argument("--increment", type=int, default=0, help="commits after the last snapshot (default 1 %%)")
     parser.add_argument("--work", help="directory for the warehouse (default: a new temporary one, removed)")
+    add_results_argument(parser)
     args = parser.parse_args()
+    run = start("lag", args)
     increment = args.increment or args.commits // 100
 
     from pyspark.sql import functions as F
@@ -149,7 +152,13 @@ def main() -> None:
         if missing or extra:
             print("lag: the incremental rows differ from a replay of all of silver", file=sys.stderr)
             sys.exit(1)
-        print(f"lag: incremental/full = {100 * incremental.seconds / full.seconds:.1f}% at {args.commits:,} commits")
+        line = f"lag: incremental/full = {100 * incremental.seconds / full.seconds:.1f}% at {args.commits:,} commits"
+        write_result(run, {"incremental_seconds": round(incremental.seconds, 2),
+                           "incremental_over_full_percent": round(100 * incremental.seconds / full.seconds, 1),
+                           "first_refresh_seconds": round(first.seconds, 2), "rows_missing": missing,
+                           "rows_extra": extra},
+                     {"full_rebuild_seconds": round(full.seconds, 2)}, line)
+        print(line)
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)

@@ -56,6 +56,8 @@ from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.results import add_results_argument, start, write_result  # noqa: E402
+
 if TYPE_CHECKING:
     from bench.scale_history import ClusterPlan
 
@@ -370,8 +372,9 @@ def table_count(env: dict[str, str], log: Path, sql: str) -> int:
 
 
 def build_warehouse(args: argparse.Namespace, work: Path, config: Path, env: dict[str, str], log: Path,
-                    end_ms: int, step: Callable[..., None]) -> tuple[int, ClusterPlan]:
-    """Steps 1-3: the history into the broker, the snapshots, ``offsetlake run --once``."""
+                    end_ms: int, step: Callable[..., None]) -> tuple[int, ClusterPlan, dict[str, float]]:
+    """Steps 1-3: the history into the broker, the snapshots, ``offsetlake run --once``; returns the commits, the
+    plan and the main job's records/s beside the rate Kafka accepted the records at (the baseline)."""
     from broker.embedded import EmbeddedBroker
     from broker.workload import create_topic
 
@@ -402,7 +405,8 @@ def build_warehouse(args: argparse.Namespace, work: Path, config: Path, env: dic
         seconds = time.perf_counter() - started
         step("offsetlake run --once", started, f"{records / seconds:,.0f} records/s "
              f"(baseline: produced at {produce_rate:,.0f} records/s)")
-    return commits, plan
+    return commits, plan, {"run_once_records_per_second": round(records / seconds),
+                           "produced_records_per_second": round(produce_rate)}
 
 
 def analyse(work: Path, env: dict[str, str], log: Path, plan: ClusterPlan, step: Callable[..., None]) -> None:
@@ -439,7 +443,9 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the work directory (warehouse, logs)")
     parser.add_argument("--reuse", metavar="WORK",
                         help="skip generating and the main job: check, dashboard and queries on a kept work directory")
+    add_results_argument(parser)
     args = parser.parse_args()
+    run = start("scale", args)
 
 
     work = Path(args.reuse) if args.reuse else Path(tempfile.mkdtemp(prefix="offsetlake-bench-scale-"))
@@ -464,9 +470,10 @@ def main() -> None:
         saved = json.loads((work / "bench.json").read_text(encoding="utf-8"))
         args.groups, args.days, end_ms, commits = saved["groups"], saved["days"], saved["end_ms"], saved["commits"]
         plan = plan_cluster(args.groups, end_ms, args.days)
+        rates: dict[str, float] = {}
     else:
         end_ms = int(time.time() * 1000)
-        commits, plan = build_warehouse(args, work, config, env, log, end_ms, step)
+        commits, plan, rates = build_warehouse(args, work, config, env, log, end_ms, step)
     analyse(work, env, log, plan, step)
     served_dashboard(env, log, plan, step)
     assignments = table_count(env, log, "SELECT count(*) FROM gold.partition_assignments")
@@ -494,8 +501,15 @@ def main() -> None:
     slowest = max(seconds for path, seconds in slowest_by.items() if "--engine spark" not in path)
     if not args.keep and not args.reuse:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"scale: {args.groups:,} groups, {assignments:,} assignment rows, {commits:,} commits, "
-          f"peak {sampler.whole.total / GIB:.1f} GiB, slowest query {slowest:.1f} s")
+    line = (f"scale: {args.groups:,} groups, {assignments:,} assignment rows, {commits:,} commits, "
+            f"peak {sampler.whole.total / GIB:.1f} GiB, slowest query {slowest:.1f} s")
+    write_result(run, {"slowest_query_seconds": round(slowest, 2), "peak_gib": round(sampler.whole.total / GIB, 2),
+                       "assignment_rows": assignments, "commits": commits,
+                       "run_once_records_per_second": rates.get("run_once_records_per_second"),
+                       "slowest_query_seconds_by_path": {path: round(s, 2) for path, s in slowest_by.items()},
+                       "step_seconds": {s.name: round(s.seconds, 1) for s in steps}},
+                 {"produced_records_per_second": rates["produced_records_per_second"]} if rates else None, line)
+    print(line)
 
 
 if __name__ == "__main__":

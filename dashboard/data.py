@@ -44,6 +44,8 @@ charted groups may hold in all. A group of 1,000 partitions has ~18,000 lag poin
 10,000 groups the 50 worst are mostly such groups: without a cap on rows the page is hundreds of MiB (the figures
 are in CHANGELOG.md). A group that does not fit is passed over (the worst one is always charted); its own page
 charts it (``--group``, ``--serve``)."""
+MINUTE_MS = 60_000
+"""gold.offset_commit_rate's step: one row per group and minute with commits."""
 
 # The columns each chart needs, per table: readers fetch only these (those a table has: an older
 # warehouse may lack a newer column, e.g. assignment_kind, and its rows then lack the key).
@@ -325,12 +327,29 @@ def lag_points(rows: Iterable[Row], filters: Filters, multi_cluster: bool = Fals
 
 
 def commit_rate_points(rows: Iterable[Row], filters: Filters, multi_cluster: bool = False) -> list[Row]:
-    """One point per group and minute of ``gold.offset_commit_rate``."""
-    points = [{"group": group_label(r["cluster_name"], r["group"], multi_cluster), "t": r["minute"],
-               "at": when(r["minute"]), "commit_records": r["commit_records"],
-               "commit_requests": r["commit_requests"], "partitions": r["partitions"]}
-              for r in rows if filters.keeps(r) and filters.keeps_time(r["minute"])]
-    return sorted(points, key=lambda p: (p["group"], p["t"]))
+    """One point per group and minute of ``gold.offset_commit_rate``, and zeros for the minutes without commits
+    between the group's first and last minute in the window.
+
+    The table has a row only for a minute with commits (``pipelines/gold/offset_commit_rate.py``); without the
+    zeros, a line from one busy minute to the next would be drawn through minutes when the group committed nothing.
+    A stretch without commits gets a zero at each end (its first and last minute), and the chart's straight line
+    between them is zero all along: a group idle for days adds two points, not thousands.
+    """
+    by_group: dict[str, dict[int, Row]] = defaultdict(dict)
+    for r in rows:
+        if filters.keeps(r) and filters.keeps_time(r["minute"]):
+            label = group_label(r["cluster_name"], r["group"], multi_cluster)
+            by_group[label][r["minute"]] = {
+                "group": label, "t": r["minute"], "at": when(r["minute"]), "commit_records": r["commit_records"],
+                "commit_requests": r["commit_requests"], "partitions": r["partitions"]}
+    points: list[Row] = []
+    for label, minutes in sorted(by_group.items()):
+        busy = sorted(minutes)
+        idle = {t for before, after in zip(busy, busy[1:], strict=False) if after - before > MINUTE_MS
+                for t in (before + MINUTE_MS, after - MINUTE_MS)}
+        points += [minutes.get(t) or {"group": label, "t": t, "at": when(t), "commit_records": 0,
+                                      "commit_requests": 0, "partitions": 0} for t in sorted({*busy, *idle})]
+    return points
 
 
 def deletion_points(tombstones: Iterable[Row], states: Iterable[Row], filters: Filters,

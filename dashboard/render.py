@@ -160,11 +160,15 @@ def lag_chart(field: str, title: str, name: str) -> alt.LayerChart | alt.FacetCh
 
 
 def commit_rate_chart() -> alt.LayerChart | alt.FacetChart:
+    # A line per group, its colour in the legend. A stretch of minutes without commits starts and ends with a
+    # zero row of the data (dashboard.data.commit_rate_points): the straight line runs at zero through it.
     base = _for_groups(alt.Chart(_rows("commit_rate")), TOP_LAG)
     y = alt.Y("commit_requests:Q", title="commit requests per minute")
-    lines = base.mark_line(color="#1c7ed6", opacity=0.6).encode(x=_time("t", ""), y=y, detail="group:N")
-    points = base.mark_point(filled=True, color="#1c7ed6").encode(
-        x=_time("t", "minute, UTC"), y=y,
+    colour = alt.Color("group:N", title="group", sort=alt.EncodingSortField("rank", op="min"),
+                       legend=alt.Legend(labelLimit=260))
+    lines = base.mark_line(opacity=0.8).encode(x=_time("t", ""), y=y, color=colour)
+    points = base.mark_point(filled=True, size=30).encode(
+        x=_time("t", "minute, UTC"), y=y, color=colour,
         tooltip=[alt.Tooltip("group:N"), alt.Tooltip("at:N", title="minute"),
                  alt.Tooltip("commit_requests:Q", title="commit requests (distinct timestamps)"),
                  alt.Tooltip("commit_records:Q", title="commit records (one per partition)"),

@@ -382,28 +382,41 @@ def benchmarks_page(results: Path | None = None, benches: Path = ROOT / "bench")
     results = results_module.RESULTS if results is None else results
     latest = latest_results(results)
 
-    def load(value: object) -> str:
-        return " ".join(str(x) for x in value) if isinstance(value, list) else "" if value is None else str(value)
+    def load(result: dict[str, Any]) -> str:
+        def text(value: object) -> str:
+            return " ".join(str(x) for x in value) if isinstance(value, list) else "" if value is None else str(value)
 
-    rows = [(_code(bench), _figures(result.get("figures")), _figures(result.get("baseline")),
-             load(result.get("load_average")), _code(result["commit"]) if result.get("commit") else "",
-             _md(str(result.get("date") or "")), _figures(result.get("arguments")))
+        at_start, at_end = text(result.get("load_average_start")), text(result.get("load_average_end"))
+        return f"{at_start or '?'} → {at_end or '?'}" if at_start or at_end else ""
+
+    rows = [(_code(bench), _figures(result.get("figures")), _figures(result.get("baseline")), load(result),
+             str(result["cpu_count"]) if result.get("cpu_count") else "",
+             _code(result["commit"]) if result.get("commit") else "", _md(str(result.get("date") or "")),
+             _figures(result.get("arguments")), _code(result["line"]) if result.get("line") else "")
             for bench, result in latest.items()]
     # A bench is a module of bench/ run as a script; the others are its helpers (bench/results.py among them).
     sources = {path: path.read_text(encoding="utf-8") for path in sorted(benches.glob("*.py"))}
     scripts = {path: source for path, source in sources.items() if 'if __name__ == "__main__"' in source}
 
     def written(path: Path, source: str) -> str:
-        return "above" if path.stem in latest else "none yet" if "write_result(" in source else "writes none"
+        if path.stem in latest:
+            return f"above, {_md(str(latest[path.stem].get('date') or ''))}"
+        if "write_result(" not in source:
+            return "writes none"
+        return f"no result yet: {_code(f'.venv/bin/python bench/{path.name}')}"
 
     return _page(
         "# Benchmarks",
         _paragraphs(results_module.__doc__),
-        "The latest result of each bench, as its JSON says; a field it does not have is shown as —.",
-        _table(["Bench", "Figures", "Baseline", "Load average", "Commit", "Date", "Arguments"], rows)
+        "The latest result of each bench, as its JSON says; a field it does not have is shown as —. The load "
+        "average is the one-, five- and fifteen-minute load at the bench's start → at its end, beside the CPUs "
+        "the machine has.",
+        _table(["Bench", "Figures", "Baseline", "Load average", "CPUs", "Commit", "Date (UTC)", "Arguments",
+                "Last line"], rows)
         if rows else "No bench has written a result yet.",
         "## The benches",
-        "Each runs as `.venv/bin/python bench/<bench>.py`; its docstring says what it measures and how.",
+        "Each runs as `.venv/bin/python bench/<bench>.py` (`--help` lists its options; `--results DIR` writes "
+        "its JSON elsewhere than `bench/results/`); its docstring says what it measures and how.",
         _table(["Bench", "What it measures", "Latest result"],
                ((_code(f"bench/{path.name}"), _md(_summary(source)), written(path, source))
                 for path, source in scripts.items())),

@@ -472,7 +472,7 @@ class MainJobThread:
 def format_freshness(freshness: FreshnessOutcome) -> list[str]:
     """The summary's lines on how long records took to reach gold (pure): once the job was warm, then all."""
     lines = [f"Freshness (the main job beside the workload, trigger {freshness.trigger}, "
-             f"{freshness.cycles} gold refreshes; issue 14's target: p95 10s):"]
+             f"{freshness.cycles} gold refreshes; target p95 10s):"]
     if freshness.warm_commits is not None and freshness.warm_rebalances is not None:
         lines += ["  records appended once the job was warm (gold had absorbed commits, then a rebalance):",
                   f"    commit record -> gold.committed_offsets:    {freshness.warm_commits.text()}",

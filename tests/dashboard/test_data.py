@@ -153,6 +153,54 @@ def test_commit_rate_points_are_the_groups_minutes() -> None:
         ("a", MIN), ("a", 2 * MIN), ("b", MIN)]
 
 
+def commit_rate_row(group: str, minute: int, requests: int = 2) -> dict:
+    return {"cluster_name": "c", "group": group, "minute": T0 + minute * MIN, "commit_records": 2 * requests,
+            "commit_requests": requests, "partitions": 4}
+
+
+def test_the_minutes_a_group_did_not_commit_in_between_two_that_it_did_are_zeros() -> None:
+    rows = [commit_rate_row("a", 0, 3), commit_rate_row("a", 3, 5), commit_rate_row("a", 4), commit_rate_row("b", 7)]
+    assert [(p["group"], (p["t"] - T0) // MIN, p["commit_requests"], p["commit_records"], p["partitions"])
+            for p in commit_rate_points(rows, Filters())] == [
+        ("a", 0, 3, 6, 4), ("a", 1, 0, 0, 0), ("a", 2, 0, 0, 0), ("a", 3, 5, 10, 4), ("a", 4, 2, 4, 4),
+        ("b", 7, 2, 4, 4)]
+    # Only within the window: a minute the window leaves out neither counts nor starts the zeros.
+    windowed = commit_rate_points(rows, Filters(since=T0 + MIN))
+    assert [(p["group"], (p["t"] - T0) // MIN) for p in windowed] == [("a", 3), ("a", 4), ("b", 7)]
+
+
+def test_a_long_stretch_without_commits_is_a_zero_at_each_of_its_ends() -> None:
+    # A straight line between the two zeros is zero all along: a week idle is two points, not 10,000.
+    week = 7 * 24 * 60
+    points = commit_rate_points([commit_rate_row("a", 0), commit_rate_row("a", week)], Filters())
+    assert [((p["t"] - T0) // MIN, p["commit_requests"]) for p in points] == [
+        (0, 2), (1, 0), (week - 1, 0), (week, 2)]
+
+
+def test_the_commit_rate_chart_draws_a_line_per_group_with_a_legend_through_zeros_at_minutes_without_commits(
+        ) -> None:
+    import vl_convert as vlc
+
+    tables = {"gold.rebalance_events": [event("a", 2, T0), event("a", 3, T0 + S), event("b", 2, T0)],
+              "gold.offset_commit_rate": [commit_rate_row("a", 0), commit_rate_row("a", 3), commit_rate_row("b", 1)]}
+    spec = dashboard_spec(build_data(tables, Filters(), now=T0, warehouse="w"))
+    drawn = [(p["group"], (p["t"] - T0) // MIN, p["commit_requests"]) for p in spec["datasets"]["commit_rate"]]
+    assert drawn == [("a", 0, 2), ("a", 1, 0), ("a", 2, 0), ("a", 3, 2), ("b", 1, 2)]
+
+    # Vega-Lite compiled to Vega by the same library the page embeds: the chart's line mark is one path per
+    # group, stroked by a colour scale of the group, and that scale has a legend titled "group".
+    vega = vlc.vegalite_to_vega(spec)
+    (chart,) = (m for m in vega["marks"] if m.get("name") == "commit_rate_group")
+
+    def marks(mark: dict) -> list[dict]:
+        return [m for child in mark.get("marks", []) for m in (child, *marks(child))]
+
+    (paths,) = (m for m in marks(chart) if m.get("from", {}).get("facet", {}).get("groupby") == ["group"])
+    (line,) = (m for m in marks(paths) if m["type"] == "line")
+    assert line["encode"]["update"]["stroke"] == {"scale": "commit_rate_color", "field": "group"}
+    assert [legend["title"] for legend in chart["legends"] if legend.get("stroke") == "commit_rate_color"] == ["group"]
+
+
 def test_groups_are_ranked_worst_first_by_burrow_status_then_rebalances_then_lag() -> None:
     status = [{"group": "calm", "burrow_status": "OK", "total_lag": 0},
               {"group": "lagging", "burrow_status": "OK", "total_lag": 900},

@@ -123,18 +123,28 @@ def test_the_benchmarks_page_shows_the_latest_result_of_each_bench_and_a_dash_fo
         tmp_path: Path) -> None:
     results = tmp_path / "results"
     results.mkdir()
-    result = {"bench": "gold", "date": "2026-12-01T10:00:00+00:00", "commit": "abc1234",
-              "load_average": [1.5, 1.25, 1.0], "arguments": {"commits": 1000000},
-              "figures": {"incremental_seconds": 3.2, "full_seconds": 40.1}}
+    result = {"bench": "gold", "date": "2026-12-01T10:00:00+00:00", "commit": "abc1234", "cpu_count": 2,
+              "load_average_start": [1.5, 1.25, 1.0], "load_average_end": [2.0, 1.5, 1.0],
+              "arguments": {"commits": 1000000}, "figures": {"incremental_seconds": 3.2},
+              "baseline": {"full_rebuild_seconds": 40.1}, "line": "gold: incremental/full = 8.0% at 1,000,000 commits"}
     (results / "gold.json").write_text(json.dumps(result))
     (results / "gold-older.json").write_text(json.dumps({**result, "date": "2026-11-01T10:00:00+00:00",
                                                          "figures": {"incremental_seconds": 99.0}}))
     (results / "lag.json").write_text(json.dumps({"bench": "lag", "figures": {"seconds": 2}}))
     page = generate.benchmarks_page(results)
-    assert ("| `gold` | incremental\\_seconds `3.2`, full\\_seconds `40.1` | — | 1.5 1.25 1.0 | `abc1234` | "
-            "2026-12-01T10:00:00+00:00 | commits `1000000` |") in page
-    assert "| `lag` | seconds `2` | — | — | — | — | — |" in page
+    assert ("| `gold` | incremental\\_seconds `3.2` | full\\_rebuild\\_seconds `40.1` | "
+            "1.5 1.25 1.0 → 2.0 1.5 1.0 | 2 | `abc1234` | 2026-12-01T10:00:00+00:00 | commits `1000000` | "
+            "`gold: incremental/full = 8.0% at 1,000,000 commits` |") in page
+    assert "| `lag` | seconds `2` | — | — | — | — | — | — | — |" in page
     assert "99.0" not in page
+
+
+def test_a_bench_with_no_result_yet_says_so_with_the_command_that_runs_it(tmp_path: Path) -> None:
+    page = generate.benchmarks_page(tmp_path)
+    assert "No bench has written a result yet." in page
+    assert "| `bench/lag.py` | " in page
+    assert "no result yet: `.venv/bin/python bench/lag.py`" in section(page, "## The benches")
+    assert "writes none" not in page
 
 
 def test_the_site_builds_with_mkdocs_strict(tmp_path: Path) -> None:

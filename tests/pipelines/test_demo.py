@@ -217,7 +217,7 @@ def test_freshness_is_given_once_warm_first_then_over_every_record_and_says_when
     lines = format_freshness(FreshnessOutcome(every, none, 5, "2 seconds", warm, none))
     assert lines == [
         "Freshness (the main job beside the workload, trigger 2 seconds, 5 gold refreshes; "
-        "issue 14's target: p95 10s):",
+        "target p95 10s):",
         "  records appended once the job was warm (gold had absorbed commits, then a rebalance):",
         "    commit record -> gold.committed_offsets:    p50 12.0s, p95 20.0s, max 21.0s over 40 records",
         "    rebalance's record -> gold.rebalance_events: no records",
