@@ -23,7 +23,8 @@ Row = dict[str, Any]
 _SCHEMAS: dict[str, list[tuple[str, str]]] = {  # the columns the view reads
     "gold.committed_offsets": [("cluster_name", "string"), ("group", "string"), ("commit_timestamp", "timestamp")],
     "gold.group_state_history": [("cluster_name", "string"), ("group", "string"), ("state", "string"),
-                                 ("at", "timestamp"), ("until", "timestamp"), ("generation", "int32")],
+                                 ("at", "timestamp"), ("until", "timestamp"), ("generation", "int32"),
+                                 ("group_type", "string")],
     "gold.group_membership": [("cluster_name", "string"), ("group", "string"), ("member_id", "string"),
                               ("valid_to", "timestamp")],
     "gold.consumer_lag": [("cluster_name", "string"), ("group", "string"), ("snapshot_time", "timestamp"),
