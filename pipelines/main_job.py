@@ -68,6 +68,7 @@ class CycleReport:
     freshness: float | None = field(default=None)  # seconds from that record's time to the cycle's end
     # When the cycle ended and how far into the source topic gold then reached (pipelines/freshness.py).
     visibility: Visibility | None = None
+    lag_pending: str | None = None  # snapshots the ingest has not passed yet (PendingSnapshots.line); None: none
 
     def line(self) -> str:
         """The cycle's line: ``run: batches 3-5: 1,200 records -> bronze 1,200, silver 1,180 (..), gold ...``."""
@@ -90,6 +91,8 @@ class CycleReport:
             parts.append(f"lag +{self.lag_rows:,} rows")
         if self.snapshot is not None:
             parts.append(f"snapshot {self.snapshot}")
+        if self.lag_pending is not None:
+            parts.append(self.lag_pending)
         fresh = "unknown (no record in gold yet)" if self.freshness is None else f"{self.freshness:,.1f}s"
         return ", ".join(parts) + f" in {self.seconds:.1f}s; freshness {fresh}"
 
@@ -135,6 +138,7 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
     from pipelines.gold.consumer_lag import refresh_consumer_lag
     from pipelines.gold.refresh import refresh_gold_tables
     from pipelines.ingest import ensure_tables, run_ingest
+    from pipelines.offsets_topic_source import OFFSETS_TOPIC
 
     failures: list[BaseException] = []
     finished = threading.Event()
@@ -143,9 +147,10 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
     cycle_lock = threading.Lock()
     newest: dt.datetime | None = None
     reached: dict[int, int] = {}  # partition -> offset gold has read up to (the batches' end offsets)
+    lag_waits = True  # a snapshot may be pending (from an earlier run too): refresh lag after batches as well
 
     def run_cycle(batches: tuple[BatchReport, ...], snapshot_due: bool, catch_up: bool = False) -> None:
-        nonlocal newest, reached
+        nonlocal newest, reached, lag_waits
         with cycle_lock:
             snapshot: str | None = None
             started = time.monotonic()
@@ -161,15 +166,20 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
             tables_at: dict[str, dt.datetime] = {}  # when the refresh committed each table it wrote
             written = (refresh_gold_tables(spark, settings, on_written=stamp(tables_at))
                        if catch_up or any(b.records for b in batches) else None)
-            # gold.consumer_lag is computed at snapshots (commits up to each): only a new one adds rows.
-            lag_rows = refresh_consumer_lag(spark, settings).rows if snapshot == "taken" else None
             newest = newest_record(batches, newest)
             reached = reached_offsets(reached, batches)
+            # gold.consumer_lag is computed at snapshots the ingest has passed: a new one, or one still pending.
+            lag = (refresh_consumer_lag(spark, settings, reached=reached if options.ingest.topic == OFFSETS_TOPIC
+                                        else None)
+                   if snapshot == "taken" or (lag_waits and batches) else None)
+            lag_waits = lag_waits if lag is None else bool(lag.pending.pending)
             ended = dt.datetime.now(dt.UTC)
-            on_cycle(CycleReport(batches=batches, gold_written=written, lag_rows=lag_rows, snapshot=snapshot,
+            on_cycle(CycleReport(batches=batches, gold_written=written, snapshot=snapshot,
                                  seconds=time.monotonic() - started, newest_visible=newest,
                                  freshness=age_seconds(newest, ended.timestamp()),
-                                 visibility=Visibility(ended, options.ingest.topic, dict(reached), tables_at)))
+                                 visibility=Visibility(ended, options.ingest.topic, dict(reached), tables_at),
+                                 lag_rows=None if lag is None else lag.rows,
+                                 lag_pending=None if lag is None else lag.pending.line()))
 
     def each_batch(report: BatchReport) -> None:
         """After the batch's bronze and silver writes, before Spark commits it: gold, in this (the ingest's) thread.
