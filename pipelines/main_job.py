@@ -9,7 +9,8 @@ gold's query over silver's change data feeds to what silver holds (``refresh_gol
 ``pipelines.gold.silver_changes``: the cost follows what is new; its checkpoint is gold's bookkeeping),
 before the ingest plans its next batch. On a timer the main thread takes an end-offset snapshot in
 the same JVM instead of a scheduler starting one per minute, and then refreshes ``gold.consumer_lag``,
-which only a new snapshot extends. Each such cycle is reported as one line (``CycleReport.line``):
+which only a snapshot the ingest has passed extends (``pipelines.end_offsets``: one still pending is refreshed
+after the batches that follow). Each such cycle is reported as one line (``CycleReport.line``):
 records, rows per layer, and freshness -- how old the newest source record now visible in gold is.
 
 The group tables are replayed per touched group from silver (``pipelines.gold.group_history`` over the pure
