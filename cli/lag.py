@@ -30,7 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "read: each partition's replay state (its last lag.intervals commits per group, its high-watermark "
             "history) is kept in the state store of a streaming query, checkpointed under "
             "<warehouse>/_checkpoints/<cluster>/consumer_lag. Then print, per "
-            "group, its partitions at its newest snapshot. A deleted group (DeleteGroups) has no lag after "
+            "group, its partitions at its newest snapshot. A snapshot is computed once the ingest has read "
+            "__consumer_offsets up to where it ended when the snapshot was taken; until then it is pending "
+            "(one line says until where). A deleted group (DeleteGroups) has no lag after "
             "its deletion and is not printed once a snapshot was taken after it."
         ),
         epilog="Run 'offsetlake ingest --once' first so that the snapshots meet the commits made before them.",
@@ -38,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--group", help="print only this group")
     parser.add_argument("--full", action="store_true",
                         help="recompute every snapshot from all of silver (replaces this cluster's rows and the "
-                             "query's state) instead of the new ones")
+                             "query's state) instead of the new ones; snapshots the ingest has not passed "
+                             "stay pending either way")
     parser.add_argument("--no-refresh", action="store_true", help="print what is in the table, compute nothing")
     parser.set_defaults(run=run)
 
@@ -58,6 +61,8 @@ def refresh_and_print(spark: SparkSession, settings: Settings, *, full: bool = F
     report = refresh_consumer_lag(spark, settings, full=full)
     print(f"lag: {report.snapshots} new snapshots with rows, {report.rows:,} rows appended to gold.consumer_lag "
           f"in {report.seconds:.1f}s", file=sys.stderr, flush=True)
+    if report.pending.line():
+        print(report.pending.line(), file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -24,8 +24,23 @@ Each snapshot is appended once: ``txnAppId = offsetlake-end-offsets:<cluster>``
 and ``txnVersion = snapshot_id`` (its start time in ms), so writing the same
 snapshot again is a no-op.
 
-The arithmetic (lag in messages, lag in seconds by interpolation) is pure
-Python, at the end of this module, and is what gold.consumer_lag applies.
+A snapshot is *pending* until the ingest has read everything written before it. With its own offsets it records
+``__consumer_offsets``' ends for a read_committed consumer (the ingest's isolation), read last, after the
+snapshot's time: every commit timestamped at or before the snapshot lies below them. It is appended to
+silver.pending_end_offsets; the lag refresh (``promote_passed_snapshots``) moves each snapshot, oldest first, into
+silver.partition_end_offsets once the ingest's planned end offsets (the newest committed batch's, from its
+checkpoint, ``pipelines.ingest.committed_end_offsets``, or a running ingest's batch) reach those ends
+(``unpassed_partitions``), and stops at the first that is not passed. Why a table of its own, not a readiness
+marker in silver.partition_end_offsets: every reader of that table (the lag's streaming query and ``lag --full``,
+the topic-name backfill) then reads passed snapshots only, unchanged, so the incremental and the full computation
+see the same snapshots by construction; the pending table is small (what waits) and durable (a killed process
+loses nothing: the next ``run`` or ``lag`` promotes it). Planned ends, not bronze's newest offset + 1: under
+read_committed a transaction marker at a partition's end is never a record, so bronze never reaches the end,
+while the planned end does. A snapshot that records no ends (no ``__consumer_offsets`` yet: no group ever
+committed) waits for nothing and is appended to silver.partition_end_offsets at once.
+
+The arithmetic (lag in messages, lag in seconds by interpolation) and the readiness rule are pure
+Python, at the end of this module; gold.consumer_lag applies them.
 """
 
 from __future__ import annotations
@@ -33,18 +48,19 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from conf.settings import Settings
-from schemas import partition_end_offsets
+from schemas import partition_end_offsets, pending_end_offsets
 
 if TYPE_CHECKING:
     from confluent_kafka.admin import ClusterMetadata
     from pyspark.sql import DataFrame, SparkSession
 
 TABLE = partition_end_offsets.TABLE
+PENDING = pending_end_offsets.TABLE
 REQUEST_TIMEOUT = 30.0
 LIST_OFFSETS_ATTEMPTS = 6
 
@@ -78,6 +94,9 @@ class EndOffsetsSnapshot:
     snapshot_id: int  # ms since the epoch when the requests were sent
     partitions: tuple[PartitionEndOffsets, ...]
     groups_read: int = 0  # groups whose committed offsets were fetched for message timestamps
+    # __consumer_offsets partition -> its read_committed end, read after the snapshot: what the ingest must reach
+    # before the snapshot's lag is computed (the module docstring); empty: nothing to wait for.
+    offsets_topic_end: dict[int, int] = field(default_factory=dict)
 
     @property
     def snapshot_time(self) -> dt.datetime:
@@ -150,11 +169,12 @@ def take_snapshot(settings: Settings, topics: Sequence[str] | None = None, *, in
     if not partitions:
         return EndOffsetsSnapshot(settings.cluster_name, snapshot_id, ())
 
-    def list_offsets(spec: Callable[[], OffsetSpec], isolation: IsolationLevel) -> dict[tuple[str, int], int]:
+    def list_offsets(spec: Callable[[], OffsetSpec], isolation: IsolationLevel,
+                     of: Sequence[TopicPartition] = tuple(partitions)) -> dict[tuple[str, int], int]:
         # A leader change, or a topic created a moment ago, answers NOT_LEADER_FOR_PARTITION and the
         # like: ask again, with backoff, once the client's metadata has caught up.
         out: dict[tuple[str, int], int] = {}
-        todo = list(partitions)
+        todo = list(of)
         for attempt in range(LIST_OFFSETS_ATTEMPTS):
             futures = admin.list_offsets({TopicPartition(tp.topic, tp.partition): spec() for tp in todo},
                                          isolation_level=isolation, request_timeout=REQUEST_TIMEOUT)
@@ -190,6 +210,16 @@ def take_snapshot(settings: Settings, topics: Sequence[str] | None = None, *, in
                   for key, offsets in committed.items() if key in latest}
         committed_messages = read_committed_messages(settings, {k: v for k, v in wanted.items() if v})
 
+    # Last: the offsets topic's ends are then at least as new as every commit made before snapshot_id.
+    from pipelines.offsets_topic_source import OFFSETS_TOPIC
+
+    offsets_topic = metadata.topics.get(OFFSETS_TOPIC)
+    offsets_topic_end: dict[int, int] = {}
+    if offsets_topic is not None and offsets_topic.error is None and offsets_topic.partitions:
+        ends = list_offsets(OffsetSpec.latest, IsolationLevel.READ_COMMITTED,
+                            [TopicPartition(OFFSETS_TOPIC, p) for p in sorted(offsets_topic.partitions)])
+        offsets_topic_end = {partition: end for (_, partition), end in ends.items()}
+
     rows = tuple(
         PartitionEndOffsets(
             topic=tp.topic, partition=tp.partition,
@@ -202,7 +232,7 @@ def take_snapshot(settings: Settings, topics: Sequence[str] | None = None, *, in
         )
         for tp in partitions
     )
-    return EndOffsetsSnapshot(settings.cluster_name, snapshot_id, rows, groups_read)
+    return EndOffsetsSnapshot(settings.cluster_name, snapshot_id, rows, groups_read, offsets_topic_end)
 
 
 def describe_topic_ids(admin: object, topics: Sequence[str]) -> dict[str, str]:
@@ -321,6 +351,10 @@ def app_id(settings: Settings) -> str:
     return f"offsetlake-end-offsets:{settings.cluster_name}"
 
 
+def pending_app_id(settings: Settings) -> str:
+    return f"offsetlake-end-offsets-pending:{settings.cluster_name}"
+
+
 def snapshot_frame(spark: SparkSession, snapshot: EndOffsetsSnapshot) -> DataFrame:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
@@ -354,17 +388,100 @@ def snapshot_frame(spark: SparkSession, snapshot: EndOffsetsSnapshot) -> DataFra
 
 
 def append_snapshot(spark: SparkSession, settings: Settings, snapshot: EndOffsetsSnapshot) -> None:
-    """Append the snapshot; a snapshot already in the table (same snapshot_id) is skipped by Delta.
+    """Append the snapshot to silver.pending_end_offsets (silver.partition_end_offsets when it records no
+    offsets-topic ends: nothing to wait for); a snapshot already there (same snapshot_id) is skipped by Delta.
 
     First the topic ids it named that silver.topic_names lacks (``pipelines.topic_names``): a crash in between
     loses no name, the next snapshot describes the topics again."""
-    from pipelines.delta_tables import ensure_current_table, idempotent_append
+    from pyspark.sql import functions as F
+
+    from pipelines.delta_tables import ensure_current_table, ensure_table, idempotent_append
     from pipelines.topic_names import record_topic_names
 
     record_topic_names(spark, settings, snapshot)
     ensure_current_table(spark, settings, TABLE)  # a table from before gains topic_id and the change data feed
-    if snapshot.partitions:
-        idempotent_append(snapshot_frame(spark, snapshot), settings, TABLE, app_id(settings), snapshot.snapshot_id)
+    if not snapshot.partitions:
+        return
+    frame = snapshot_frame(spark, snapshot)
+    if not snapshot.offsets_topic_end:
+        idempotent_append(frame, settings, TABLE, app_id(settings), snapshot.snapshot_id)
+        return
+    ensure_table(spark, settings, PENDING)
+    ends = F.create_map(*[x for p, o in sorted(snapshot.offsets_topic_end.items())
+                          for x in (F.lit(p).cast("int"), F.lit(o).cast("long"))])
+    idempotent_append(frame.withColumn("offsets_topic_end", ends), settings, PENDING, pending_app_id(settings),
+                      snapshot.snapshot_id)
+
+
+@dataclass(frozen=True)
+class PendingSnapshots:
+    """What ``promote_passed_snapshots`` did: the snapshots it moved into silver.partition_end_offsets, those still
+    waiting, and what the oldest waiting one waits for (``unpassed_partitions``)."""
+
+    promoted: tuple[int, ...] = ()
+    pending: tuple[int, ...] = ()
+    waiting_for: dict[int, int] = field(default_factory=dict)  # __consumer_offsets partition -> end not reached
+
+    def line(self) -> str | None:
+        """``lag: 2 snapshots pending until the ingest reaches __consumer_offsets 3:1,234, 12:88``; None if none."""
+        if not self.pending:
+            return None
+        from pipelines.offsets_topic_source import OFFSETS_TOPIC
+
+        shown = sorted(self.waiting_for.items())[:4]
+        more = len(self.waiting_for) - len(shown)
+        where = ", ".join(f"{p}:{o:,}" for p, o in shown) + (f" and {more} more partitions" if more > 0 else "")
+        count = f"{len(self.pending)} snapshot{'s' if len(self.pending) != 1 else ''}"
+        return f"lag: {count} pending until the ingest reaches {OFFSETS_TOPIC} {where}"
+
+
+def promote_passed_snapshots(spark: SparkSession, settings: Settings, reached: Mapping[int, int] | None = None
+                             ) -> PendingSnapshots:
+    """Move the pending snapshots the ingest has passed into silver.partition_end_offsets, oldest first, stopping
+    at the first it has not (the module docstring says why).
+
+    What the ingest has passed: the newest committed batch's planned ends (``committed_end_offsets``), and
+    ``reached`` (a running ingest's batch whose silver is written but which Spark has not committed yet).
+    Exactly once: each snapshot is appended with its own ``txnVersion`` (as ``append_snapshot`` did), then the
+    promoted rows leave the pending table; a crash in between leaves rows that the next call skips and removes.
+    """
+    from pyspark.sql import functions as F
+
+    from pipelines.delta_tables import ensure_current_table, idempotent_append, read_table, table_exists, table_path
+    from pipelines.ingest import committed_end_offsets
+
+    if not table_exists(settings, PENDING):
+        return PendingSnapshots()
+    cluster = F.col("cluster_name") == settings.cluster_name
+    newest = (read_table(spark, settings, TABLE).filter(cluster).agg(F.max("snapshot_id")).first()
+              if table_exists(settings, TABLE) else None)
+    newest_promoted = None if newest is None else newest[0]
+    rows = read_table(spark, settings, PENDING).filter(cluster)
+    waiting = rows if newest_promoted is None else rows.filter(F.col("snapshot_id") > newest_promoted)
+    snapshots = [(int(r[0]), dict(r[1])) for r in waiting.groupBy("snapshot_id").agg(
+        F.first("offsets_topic_end")).orderBy("snapshot_id").collect()]
+    if not snapshots and newest_promoted is None:
+        return PendingSnapshots()
+    passed = dict(committed_end_offsets(spark, settings))
+    for partition, end in (reached or {}).items():
+        passed[partition] = max(end, passed.get(partition, end))
+    promoted: list[int] = []
+    missing: dict[int, int] = {}
+    for snapshot_id, ends in snapshots:
+        missing = unpassed_partitions(ends, passed)
+        if missing:
+            break
+        if not promoted:
+            ensure_current_table(spark, settings, TABLE)
+        idempotent_append(rows.filter(F.col("snapshot_id") == snapshot_id), settings, TABLE, app_id(settings),
+                          snapshot_id)
+        promoted.append(snapshot_id)
+    done = max([*promoted, *([newest_promoted] if newest_promoted is not None else [])], default=None)
+    if done is not None and not rows.filter(F.col("snapshot_id") <= done).isEmpty():
+        from delta.tables import DeltaTable
+
+        DeltaTable.forPath(spark, table_path(settings, PENDING)).delete(cluster & (F.col("snapshot_id") <= done))
+    return PendingSnapshots(tuple(promoted), tuple(s for s, _ in snapshots[len(promoted):]), missing)
 
 
 def snapshot_end_offsets(spark: SparkSession, settings: Settings, topics: Sequence[str] | None = None, *,
@@ -380,6 +497,18 @@ def snapshot_end_offsets(spark: SparkSession, settings: Settings, topics: Sequen
 
 
 # --- the arithmetic (pure) ----------------------------------------------------------------------
+
+def unpassed_partitions(ends: Mapping[int, int], reached: Mapping[int, int]) -> dict[int, int]:
+    """The ``__consumer_offsets`` partitions (-> end) whose end recorded with a snapshot the ingest has not reached;
+    empty when the snapshot is passed and its lag can be computed from everything before it.
+
+    ``reached`` must be the ingest's planned end offsets, not bronze's newest offset + 1: read_committed
+    (KIP-98) skips control records, so a partition ending in a transaction marker (every transactional
+    offset commit, TxnOffsetCommit, ends in one) has its end one past any record, which only the planned end
+    reaches. A partition the ingest never planned counts as reached at 0 (an empty partition's end).
+    """
+    return {partition: end for partition, end in ends.items() if reached.get(partition, 0) < end}
+
 
 @dataclass(frozen=True)
 class LagInMessages:

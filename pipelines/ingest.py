@@ -113,6 +113,23 @@ def planned_ranges(storage: Storage, checkpoint: str, topic: str, batch_id: int)
     return {p: (start.get(p, e), e) for p, e in end.items()}
 
 
+def committed_end_offsets(spark: SparkSession, settings: Settings, topic: str = OFFSETS_TOPIC) -> dict[int, int]:
+    """partition -> end offset of the newest batch Spark committed for the topic's ingest: what silver holds of the
+    topic, for any process (the lag's readiness rule, ``pipelines.end_offsets.unpassed_partitions``).
+
+    The batch is the newest in the checkpoint's commit log (Spark writes ``commits/<id>`` once a batch's sink is
+    done; only the names are looked at), its ends are what Spark planned for it (``planned_ranges``): under
+    read_committed a planned end counts the control records (transaction markers) below it, which bronze's
+    records never reach. Empty when no batch was committed.
+    """
+    storage = Storage(spark)
+    checkpoint = checkpoint_path(settings, topic)
+    batches = [int(entry.name) for entry in storage.list(join(checkpoint, "commits")) if entry.name.isdigit()]
+    if not batches:
+        return {}
+    return {partition: end for partition, (_, end) in planned_ranges(storage, checkpoint, topic, max(batches)).items()}
+
+
 def log_start_offsets(settings: Settings, topic: str, partitions: list[int]) -> dict[int, int]:
     """Each partition's current log start offset (ListOffsets EARLIEST)."""
     from confluent_kafka import TopicPartition

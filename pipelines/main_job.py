@@ -9,7 +9,8 @@ gold's query over silver's change data feeds to what silver holds (``refresh_gol
 ``pipelines.gold.silver_changes``: the cost follows what is new; its checkpoint is gold's bookkeeping),
 before the ingest plans its next batch. On a timer the main thread takes an end-offset snapshot in
 the same JVM instead of a scheduler starting one per minute, and then refreshes ``gold.consumer_lag``,
-which only a new snapshot extends. Each such cycle is reported as one line (``CycleReport.line``):
+which only a snapshot the ingest has passed extends (``pipelines.end_offsets``: one still pending is refreshed
+after the batches that follow). Each such cycle is reported as one line (``CycleReport.line``):
 records, rows per layer, and freshness -- how old the newest source record now visible in gold is.
 
 The group tables are replayed per touched group from silver (``pipelines.gold.group_history`` over the pure
@@ -71,6 +72,7 @@ class CycleReport:
     # For a cycle that read no record: when the ingest last found the topic's end reached (aware, UTC;
     # ``caught_up_at``), None when not known to be. Gold holds every record the topic had then.
     current_as_of: dt.datetime | None = None
+    lag_pending: str | None = None  # snapshots the ingest has not passed yet (PendingSnapshots.line); None: none
 
     def line(self) -> str:
         """The cycle's line: ``run: batches 3-5: 1,200 records -> bronze 1,200, silver 1,180 (..), gold ...``."""
@@ -93,6 +95,8 @@ class CycleReport:
             parts.append(f"lag +{self.lag_rows:,} rows")
         if self.snapshot is not None:
             parts.append(f"snapshot {self.snapshot}")
+        if self.lag_pending is not None:
+            parts.append(self.lag_pending)
         return ", ".join(parts) + f" in {self.seconds:.1f}s; {self.freshness_text()}"
 
     @property
@@ -124,6 +128,7 @@ class CycleReport:
                      "gold_tables_written": list(self.gold_written) if self.gold_written is not None else None,
                      "lag": self.lag_rows},
             "snapshot": self.snapshot,
+            "lag_pending": self.lag_pending,
             "seconds": round(self.seconds, 3),
             "freshness_seconds": round(self.freshness, 3) if self.records and self.freshness is not None else None,
             "gold_current_as_of": iso_utc(self.current_as_of) if not self.records and self.current_as_of else None,
@@ -212,7 +217,7 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
     from pipelines.gold.consumer_lag import refresh_consumer_lag
     from pipelines.gold.refresh import refresh_gold_tables
     from pipelines.ingest import ensure_tables, run_ingest
-    from pipelines.offsets_topic_source import check_source_topic
+    from pipelines.offsets_topic_source import OFFSETS_TOPIC, check_source_topic
     from pipelines.source_faults import SourceState, StallWatch, run_through_faults, stall_seconds
 
     failures: list[BaseException] = []
@@ -222,9 +227,10 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
     cycle_lock = threading.Lock()
     newest: dt.datetime | None = None
     reached: dict[int, int] = {}  # partition -> offset gold has read up to (the batches' end offsets)
+    lag_waits = True  # a snapshot may be pending (from an earlier run too): refresh lag after batches as well
 
     def run_cycle(batches: tuple[BatchReport, ...], snapshot_due: bool, catch_up: bool = False) -> None:
-        nonlocal newest, reached
+        nonlocal newest, reached, lag_waits
         with cycle_lock:
             snapshot: str | None = None
             started = time.monotonic()
@@ -240,17 +246,22 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
             tables_at: dict[str, dt.datetime] = {}  # when the refresh committed each table it wrote
             written = (refresh_gold_tables(spark, settings, on_written=stamp(tables_at))
                        if catch_up or any(b.records for b in batches) else None)
-            # gold.consumer_lag is computed at snapshots (commits up to each): only a new one adds rows.
-            lag_rows = refresh_consumer_lag(spark, settings).rows if snapshot == "taken" else None
             newest = newest_record(batches, newest)
             reached = reached_offsets(reached, batches)
+            # gold.consumer_lag is computed at snapshots the ingest has passed: a new one, or one still pending.
+            lag = (refresh_consumer_lag(spark, settings, reached=reached if options.ingest.topic == OFFSETS_TOPIC
+                                        else None)
+                   if snapshot == "taken" or (lag_waits and batches) else None)
+            lag_waits = lag_waits if lag is None else bool(lag.pending.pending)
             ended = dt.datetime.now(dt.UTC)
-            on_cycle(CycleReport(batches=batches, gold_written=written, lag_rows=lag_rows, snapshot=snapshot,
+            on_cycle(CycleReport(batches=batches, gold_written=written, snapshot=snapshot,
                                  seconds=time.monotonic() - started, newest_visible=newest,
                                  freshness=age_seconds(newest, ended.timestamp()),
                                  visibility=Visibility(ended, options.ingest.topic, dict(reached), tables_at),
                                  current_as_of=None if any(b.records for b in batches) else
-                                 caught_up_at(ingest_progress(spark, settings, options.ingest.topic))))
+                                 caught_up_at(ingest_progress(spark, settings, options.ingest.topic)),
+                                 lag_rows=None if lag is None else lag.rows,
+                                 lag_pending=None if lag is None else lag.pending.line()))
 
     def each_batch(report: BatchReport) -> None:
         """After the batch's bronze and silver writes, before Spark commits it: gold, in this (the ingest's) thread.

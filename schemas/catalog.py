@@ -23,6 +23,7 @@ from schemas import (
     offset_commits,
     offsets_topic_records,
     partition_end_offsets,
+    pending_end_offsets,
     quarantine,
     topic_names,
     validation_diffs,
@@ -43,6 +44,7 @@ GOLD: tuple[TableSpec, ...] = (
 AUDIT: tuple[TableSpec, ...] = (data_quality_results.TABLE,)
 """What ``offsetlake check`` writes."""
 TABLES: dict[str, TableSpec] = {
-    spec.name: spec for spec in (BRONZE, *SILVER, partition_end_offsets.TABLE, topic_names.TABLE, *GOLD, *AUDIT)
+    spec.name: spec for spec in (BRONZE, *SILVER, partition_end_offsets.TABLE, pending_end_offsets.TABLE,
+                                 topic_names.TABLE, *GOLD, *AUDIT)
 }
 """Every user-facing table of the warehouse, by name (gold's refresh state is its query's checkpoint)."""

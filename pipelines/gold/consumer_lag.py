@@ -46,6 +46,12 @@ then the group status (``with_group_status``). What a refresh reads is what silv
 topics it touched, not the history (every snapshot's high watermark and every offset record, which a full
 rebuild reads; bench/lag.py measures both).
 
+A snapshot's rows are computed from everything before it: silver.partition_end_offsets holds only the snapshots
+the ingest has passed (it has read ``__consumer_offsets`` up to where it ended when the snapshot was taken); each
+refresh first promotes those that are (``pipelines.end_offsets.promote_passed_snapshots``), and those still
+pending wait, durably, for a later refresh (``LagRefreshReport.pending``). Both the refresh and ``full=True`` read
+the same passed snapshots, so the rows are equal.
+
 Exactly once: each batch's rows are appended with ``txnAppId = offsetlake-consumer-lag:<cluster>`` and
 ``txnVersion`` = the newest snapshot id in them, so a batch run again after a crash writes nothing; the query's
 first batch (a new warehouse, ``full=True``, or a warehouse from before the state store) replaces the cluster's
@@ -74,6 +80,7 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 from conf.settings import LagSettings, Settings
 from pipelines.burrow_status import CommitWindow, Status, commit_lag, evaluate_partition
 from pipelines.end_offsets import (
+    PendingSnapshots,
     WatermarkHistory,
     lag_in_messages,
     lag_seconds_from_message,
@@ -215,6 +222,8 @@ class LagRefreshReport:
     rows: int
     seconds: float
     newest_snapshot_id: int | None
+    # Snapshots the ingest has not passed yet (``pipelines.end_offsets.promote_passed_snapshots``).
+    pending: PendingSnapshots = dataclasses.field(default_factory=PendingSnapshots)
 
 
 class _Replay:
@@ -676,10 +685,14 @@ def app_id(settings: Settings) -> str:
     return f"offsetlake-consumer-lag:{settings.cluster_name}"
 
 
-def refresh_consumer_lag(spark: SparkSession, settings: Settings, *, full: bool = False) -> LagRefreshReport:
+def refresh_consumer_lag(spark: SparkSession, settings: Settings, *, full: bool = False,
+                         reached: dict[int, int] | None = None) -> LagRefreshReport:
     """Append gold.consumer_lag rows for the snapshots silver gained since the last refresh; with ``full`` (or a
     query that never ran: a new warehouse, one from before the state store) recompute the cluster's rows from all
     of silver.
+
+    First the pending snapshots the ingest has passed join silver.partition_end_offsets
+    (``promote_passed_snapshots``; ``reached``: a running ingest's planned ends, beyond its checkpoint's).
 
     One Structured Streaming query (``lag_events`` grouped by cluster and bucket of topics into
     ``transformWithStateInPandas``, whose state is each partition's ``PartitionTail``), run to what is available
@@ -692,9 +705,11 @@ def refresh_consumer_lag(spark: SparkSession, settings: Settings, *, full: bool 
 
     from pipelines.checkpoints import run_to_available
     from pipelines.delta_tables import ensure_current_table, ensure_table, idempotent_append, table_path
+    from pipelines.end_offsets import promote_passed_snapshots
     from pipelines.storage import Storage
 
     started = time.monotonic()
+    pending = promote_passed_snapshots(spark, settings, reached)
     for spec in (END_OFFSETS, COMMITS, GROUP_METADATA, GROUP_RECORDS):
         ensure_table(spark, settings, spec)
     ensure_current_table(spark, settings, TABLE)  # a table from before gains the CHECK constraints
@@ -734,7 +749,7 @@ def refresh_consumer_lag(spark: SparkSession, settings: Settings, *, full: bool 
     run_to_available(stream, checkpoint, "consumer-lag", write)
     newest_ids = [newest for _, _, newest in written if newest is not None]
     return LagRefreshReport(sum(s for s, _, _ in written), sum(r for _, r, _ in written),
-                            time.monotonic() - started, max(newest_ids) if newest_ids else None)
+                            time.monotonic() - started, max(newest_ids) if newest_ids else None, pending)
 
 
 def latest_status(spark: SparkSession, settings: Settings, group: str | None = None) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from pipelines.end_offsets import PendingSnapshots
 from pipelines.ingest import BatchReport
 from pipelines.main_job import CycleReport, age_seconds, caught_up_at, newest_record, reached_offsets, stamp
 
@@ -29,6 +30,23 @@ def test_a_cycle_over_three_batches_names_them_and_sums_each_layer_once() -> Non
         "run: batches 3-5: 153 records -> bronze 153, silver 153 (group_metadata 3, offset_commits 150), "
         "gold 2 tables written (committed_offsets, offset_commit_rate), lag +12 rows, snapshot taken in 4.2s; "
         "freshness 6.0s")
+
+
+def test_a_cycle_whose_snapshots_wait_for_the_ingest_says_how_many_and_until_where_in_one_part() -> None:
+    waiting = PendingSnapshots(pending=(1_000, 61_000), waiting_for={12: 88, 3: 1_234})
+    report = CycleReport(batches=(), gold_written=None, lag_rows=0, snapshot="taken", seconds=1.0,
+                         newest_visible=None, lag_pending=waiting.line())
+    assert report.line() == (
+        "run: no new batch: 0 records -> bronze 0, silver 0, lag +0 rows, snapshot taken, "
+        "lag: 2 snapshots pending until the ingest reaches __consumer_offsets 3:1,234, 12:88 in 1.0s; "
+        "freshness unknown (no record in gold yet)")
+
+
+def test_a_snapshot_waiting_on_many_partitions_names_four_and_counts_the_rest() -> None:
+    waiting = PendingSnapshots(pending=(1_000,), waiting_for={p: 10 * p for p in range(1, 8)})
+    assert waiting.line() == ("lag: 1 snapshot pending until the ingest reaches __consumer_offsets "
+                              "1:10, 2:20, 3:30, 4:40 and 3 more partitions")
+    assert PendingSnapshots(promoted=(1_000,)).line() is None
 
 
 def test_a_failed_snapshot_cycle_names_neither_gold_nor_lag_and_freshness_is_unknown_before_any_record() -> None:
@@ -126,7 +144,7 @@ def test_a_cycle_that_carried_records_gives_their_freshness_and_its_figures_for_
     assert report.line().endswith("in 2.0s; freshness 1.5s")
     assert report.fields() == {
         "batches": [7], "records": 12, "seconds": 2.0, "snapshot": None, "freshness_seconds": 1.5,
-        "gold_current_as_of": None,
+        "gold_current_as_of": None, "lag_pending": None,
         "rows": {"bronze": 12, "silver": {"offset_commits": 10, "group_metadata": 2, "group_members": 0,
                                           "consumer_group_records": 0, "quarantine": 0},
                  "gold_tables_written": ["gold.committed_offsets"], "lag": None}}

@@ -14,7 +14,15 @@ from cli.lag import print_status
 from conf.settings import LagSettings
 from pipelines.delta_tables import read_table
 from pipelines.end_offsets import snapshot_end_offsets
-from pipelines.gold.consumer_lag import TABLE, Commit, Snapshot, latest_status, partition_rows, refresh_consumer_lag
+from pipelines.gold.consumer_lag import (
+    TABLE,
+    Commit,
+    Snapshot,
+    consumer_lag_frame,
+    latest_status,
+    partition_rows,
+    refresh_consumer_lag,
+)
 from pipelines.ingest import IngestOptions, run_ingest
 from tests.ingest_scope import from_now_on
 from tests.pipelines.test_end_offsets import commit, delete_records_before, produce
@@ -343,3 +351,64 @@ def test_a_group_deleted_after_a_snapshot_keeps_that_lag_only_and_a_recreated_on
     assert "no commit" not in printed
     assert [(r["group"], r["partition"], r["committed_offset"]) for r in latest_status(spark, settings)] == [
         (reborn, 0, 4)]
+
+
+# -- a snapshot waits for the ingest to pass it ---------------------------------------------------------------
+
+def _client_committed(client: dict[str, str], group: str, topic: str, partitions: int) -> dict[int, int]:
+    """What the broker answers the group's own client (OffsetFetch): the committed offsets, as Kafka keeps them."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({**client, "group.id": group, "enable.auto.commit": False})
+    try:
+        return {tp.partition: tp.offset for tp in consumer.committed(
+            [TopicPartition(topic, p) for p in range(partitions)], timeout=30)}
+    finally:
+        consumer.close()
+
+
+def _gold_rows(spark, settings) -> list[tuple]:  # type: ignore[no-untyped-def]
+    return sorted(tuple(r) for r in read_table(spark, settings, TABLE).collect())
+
+
+def test_commits_just_before_a_snapshot_taken_while_the_ingest_is_behind_count_once_it_passes_as_lag_full_has_them(
+        spark, settings_for) -> None:  # type: ignore[no-untyped-def]
+    settings = from_now_on(settings_for())
+    client = settings.kafka.librdkafka_config()
+    suffix = uuid.uuid4().hex[:8]
+    topic, group = f"lag-{suffix}", f"readers-{suffix}"
+    create_topic(client, topic, partitions=2)
+    now = int(time.time() * 1000)
+    produce(client, topic, {0: [now] * 200, 1: [now] * 50})
+    run_ingest(spark, settings, IngestOptions(once=True))  # the ingest is where the topic ended: before the commits
+    commit(client, group, topic, {0: 190, 1: 40})
+    commit(client, group, topic, {0: 200, 1: 50})
+    time.sleep(1.5)  # the clients committed 200 and 50 1.5 s before the snapshot
+    snapshot = snapshot_end_offsets(spark, settings, [topic], message_timestamps=False).snapshot
+
+    # The ingest has not read those commits: the snapshot is pending, not computed from what silver has.
+    behind = refresh_consumer_lag(spark, settings)
+    assert (behind.rows, behind.pending.pending) == (0, (snapshot.snapshot_id,))
+    assert behind.pending.line() is not None and behind.pending.line().startswith(
+        "lag: 1 snapshot pending until the ingest reaches __consumer_offsets ")
+    assert _gold_rows(spark, settings) == []
+
+    # Then the ingest passes the ends, and a session of its own refreshes: the pending snapshot was kept in the
+    # warehouse, not in the process that took it.
+    run_ingest(spark, settings, IngestOptions(once=True))
+    fresh = spark.newSession()
+    passed = refresh_consumer_lag(fresh, settings)
+    assert (passed.snapshots, passed.pending.pending, passed.pending.line()) == (1, (), None)
+
+    rows = {r.partition: r for r in read_table(fresh, settings, TABLE).filter(f"group = '{group}'").collect()}
+    assert {p: r.committed_offset for p, r in rows.items()} == _client_committed(client, group, topic, 2) == {
+        0: 200, 1: 50}
+    assert {p: (r.snapshot_id, r.latest_offset, r.lag) for p, r in rows.items()} == {
+        0: (snapshot.snapshot_id, 200, 0), 1: (snapshot.snapshot_id, 50, 0)}
+
+    # The incremental rows are lag --full's, and the batch computation's.
+    incremental = _gold_rows(fresh, settings)
+    assert incremental == sorted(tuple(r) for r in consumer_lag_frame(fresh, settings).select(
+        *TABLE.schema.fieldNames()).collect())
+    refresh_consumer_lag(fresh, settings, full=True)
+    assert _gold_rows(fresh, settings) == incremental
