@@ -104,3 +104,113 @@ def test_a_run_first_takes_into_gold_what_silver_holds_beyond_it_though_no_recor
     assert cycles and cycles[0].batches == ()
     rows = read_table(spark, settings, committed_offsets.TABLE).select("partition", "offset").collect()
     assert sorted((r["partition"], r["offset"]) for r in rows) == [(0, 10), (1, 11), (2, 12)]
+
+
+class CommitProducer:
+    """Offset commit records produced into ``topic`` (the ingest's source) every ``every`` seconds, in a thread:
+    what the coordinator appends for a group that commits, for a run to take batch after batch."""
+
+    def __init__(self, settings, topic: str, every: float = 0.5) -> None:  # type: ignore[no-untyped-def]
+        import threading
+
+        from confluent_kafka import Producer
+
+        self.producer = Producer(settings.kafka.librdkafka_config())
+        self.topic, self.every, self.produced = topic, every, 0
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self.run, name="test-commit-producer", daemon=True)
+
+    def run(self) -> None:
+        from decoders import encode_record
+
+        while not self.stopped.wait(self.every):
+            key, value = encode_record("offset_commit", {"group": "g", "topic": "t", "partition": 0},
+                                       {"offset": self.produced, "metadata": "", "commit_timestamp": 1}, 3)
+            self.producer.produce(self.topic, key=key, value=value, partition=0)
+            self.producer.flush(10)
+            self.produced += 1
+
+    def __enter__(self) -> CommitProducer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopped.set()
+        self.thread.join()
+
+
+def test_a_batch_is_taken_into_gold_while_a_snapshot_is_still_being_taken(spark, settings_for) -> None:  # type: ignore[no-untyped-def]
+    """The snapshot runs beside the batches, outside the cycle lock: one held up (here until a batch's cycle is
+    done; on a real cluster, thousands of partitions' ListOffsets) delays no batch's gold refresh. Its lag
+    refresh follows in a cycle of its own."""
+    import threading
+    import time
+    import uuid
+
+    from broker.workload import create_topic
+    from pipelines.end_offsets import snapshot_end_offsets
+    from pipelines.ingest import IngestOptions
+    from pipelines.main_job import MainJobOptions, run_main_job
+
+    settings = settings_for()
+    topic = f"slow-snapshot-{uuid.uuid4().hex[:8]}"
+    create_topic(settings.kafka.librdkafka_config(), topic, partitions=1)
+    snapshot_started, batch_done = threading.Event(), threading.Event()
+
+    def held_up_snapshot(spark, settings):  # type: ignore[no-untyped-def]
+        snapshot_started.set()
+        batch_done.wait(180)  # the real cluster call follows, once a batch went through meanwhile (or never)
+        return snapshot_end_offsets(spark, settings)
+
+    cycles: list[CycleReport] = []
+    during_snapshot: list[CycleReport] = []
+
+    def on_cycle(cycle: CycleReport) -> None:
+        cycles.append(cycle)
+        if snapshot_started.is_set() and not batch_done.is_set() and cycle.gold_written is not None \
+                and any(b.records for b in cycle.batches):
+            during_snapshot.append(cycle)
+            batch_done.set()
+
+    deadline = time.monotonic() + 300
+    with CommitProducer(settings, topic):
+        run_main_job(spark, settings, MainJobOptions(IngestOptions(topic=topic, trigger_interval="1 second"),
+                                                     snapshot_every=600),
+                     should_stop=lambda: any(c.snapshot for c in cycles) or time.monotonic() > deadline,
+                     on_batch=lambda report: None, on_cycle=on_cycle, take_snapshot=held_up_snapshot)
+    assert during_snapshot and during_snapshot[0].snapshot is None
+    snapshot_cycles = [c for c in cycles if c.snapshot]
+    assert [c.snapshot for c in snapshot_cycles] == ["taken"]
+    assert cycles.index(snapshot_cycles[0]) > cycles.index(during_snapshot[0])
+    assert snapshot_cycles[0].lag_rows is not None  # the lag refresh after it ran in its cycle
+
+
+def test_a_run_ends_its_cycles_with_as_many_threads_as_after_its_first_ones(spark, settings_for) -> None:  # type: ignore[no-untyped-def]
+    """Every batch runs silver's and gold's queries, every snapshot the lag query, each on a JVM thread of its
+    own that calls back into Python: a thread left behind per query grows with the running time."""
+    import threading
+    import time
+    import uuid
+
+    from broker.workload import create_topic
+    from pipelines.ingest import IngestOptions
+    from pipelines.main_job import MainJobOptions, run_main_job
+
+    settings = settings_for()
+    topic = f"threads-{uuid.uuid4().hex[:8]}"
+    create_topic(settings.kafka.librdkafka_config(), topic, partitions=1)
+    counts: list[int] = []  # threads of this process after each cycle that read records
+
+    def on_cycle(cycle: CycleReport) -> None:
+        if any(b.records for b in cycle.batches):
+            counts.append(threading.active_count())
+
+    deadline = time.monotonic() + 600
+    with CommitProducer(settings, topic):
+        run_main_job(spark, settings, MainJobOptions(IngestOptions(topic=topic, trigger_interval="1 second"),
+                                                     snapshot_every=5),
+                     should_stop=lambda: len(counts) >= 7 or time.monotonic() > deadline,
+                     on_batch=lambda report: None, on_cycle=on_cycle)
+    assert len(counts) >= 7
+    assert max(counts[2:]) <= counts[1] + 2, counts  # before the fix: about two more per batch
+
