@@ -246,6 +246,9 @@ class MaintenanceSettings:
     vacuum_retention_hours: int = DELTA_SAFE_RETENTION_HOURS
     # Allow vacuum_retention_hours below Delta's 168 h safety check (turns the check off for the VACUUM).
     allow_short_retention: bool = False
+    # In a continuous `offsetlake run`: OPTIMIZE then VACUUM every table this often, one table at a time between
+    # two batches, so that neither small files nor replaced ones pile up while it runs; 0: only `maintain` does.
+    every_minutes: int = 60
 
 
 SEVERITIES = ("critical", "warning")
@@ -665,6 +668,10 @@ def _validate(settings: Settings, raw: dict[str, dict[str, tuple[Any, str]]]) ->
         if getattr(settings.gold, key) < 1:
             raise ConfigError(f"gold.{key}", getattr(settings.gold, key), "a number >= 1", source("gold", key))
     maintenance = settings.maintenance
+    if maintenance.every_minutes < 0:
+        raise ConfigError("maintenance.every_minutes", maintenance.every_minutes,
+                          "a number of minutes >= 0 (0: no maintenance inside run)",
+                          source("maintenance", "every_minutes"))
     if maintenance.vacuum_retention_hours < 0:
         raise ConfigError("maintenance.vacuum_retention_hours", maintenance.vacuum_retention_hours,
                           "a number of hours >= 0", source("maintenance", "vacuum_retention_hours"))

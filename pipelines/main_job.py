@@ -11,7 +11,8 @@ before the ingest plans its next batch. On a timer a thread of its own takes an 
 the same JVM instead of a scheduler starting one per minute, and then refreshes ``gold.consumer_lag``,
 which only a new snapshot extends. The snapshot (a ListOffsets of every partition, then a Delta append) runs
 beside the batches, not between them: with thousands of partitions it takes tens of seconds, and every batch's
-gold refresh waited for it; only the lag refresh after it takes its turn with the batches. Each cycle is
+gold refresh waited for it; only the lag refresh after it takes its turn with the batches. On another timer
+(``maintenance.every_minutes``) each table is compacted and vacuumed in turn, between two batches. Each cycle is
 reported as one line (``CycleReport.line``): records, rows per layer, and freshness -- how old the newest source
 record now visible in gold is.
 
@@ -35,6 +36,7 @@ no record follows.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -48,6 +50,10 @@ from pipelines.ingest import BatchReport, IngestOptions
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from pipelines.maintenance import TableMaintenance
+
+#: Where a failed maintenance of a table is logged (the CLI sends logging to its debug log).
+MAINTENANCE_LOGGER = "offsetlake.maintenance"
 #: How often the main thread looks at the stop flag.
 POLL_SECONDS = 0.5
 
@@ -56,6 +62,8 @@ POLL_SECONDS = 0.5
 class MainJobOptions:
     ingest: IngestOptions
     snapshot_every: float | None = 60.0  # seconds between end-offset snapshots; None: take none
+    # Seconds between rounds of OPTIMIZE and VACUUM over every table (maintenance.every_minutes); None: none.
+    maintain_every: float | None = None
 
 
 @dataclass(frozen=True)
@@ -126,7 +134,8 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
                  should_stop: Callable[[], bool], on_batch: Callable[[BatchReport], None],
                  on_cycle: Callable[[CycleReport], None],
                  on_restart: Callable[[str], None] = lambda reason: None,
-                 take_snapshot: Callable[[SparkSession, Settings], object] | None = None) -> None:
+                 take_snapshot: Callable[[SparkSession, Settings], object] | None = None,
+                 on_maintained: Callable[[TableMaintenance], None] = lambda result: None) -> None:
     """Run until ``should_stop()`` or the ingest fails (its ``IngestError`` is raised here, after the loop).
 
     ``on_batch`` is called from the ingest's thread after each micro-batch's bronze and silver writes;
@@ -134,7 +143,8 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
     snapshots' thread after a snapshot and its lag refresh. A failed snapshot is reported in the cycle (the
     cluster may be briefly unreachable; the next timer tries again); a failed gold or lag refresh stops the
     job with its exception (the next run refreshes from where gold is). ``take_snapshot`` (default
-    ``snapshot_end_offsets``) takes and appends one snapshot.
+    ``snapshot_end_offsets``) takes and appends one snapshot. ``on_maintained`` is called from the maintenance
+    thread after each table's OPTIMIZE and VACUUM (``options.maintain_every``).
     """
     from pipelines.end_offsets import snapshot_end_offsets
     from pipelines.gold.consumer_lag import refresh_consumer_lag
@@ -198,6 +208,25 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
     # and on a quiet cluster none may come for a long time.
     # The silver tables' change data feeds (gold's query reads them) on a warehouse from an older offsetlake,
     # before any writer runs: a property change conflicts with a concurrent append.
+    def maintenance(every: float) -> None:
+        """Every ``every`` seconds, OPTIMIZE then VACUUM (``pipelines.maintenance.maintain``) each table in turn, each
+        under the cycle lock: an OPTIMIZE beside a gold MERGE would remove files the MERGE read (Delta's conflict
+        check fails one of them), and a VACUUM between two cycles never removes a file a running refresh reads.
+        ``maintenance.vacuum_retention_hours`` applies as in ``maintain``: gold, refreshed after each batch, never
+        lags that far behind silver's change data feed. A failed table is logged; the next round tries again."""
+        from pipelines.maintenance import MaintenanceError, maintain, maintained_tables
+
+        while not stopping.wait(every):
+            for spec in maintained_tables():
+                if stopping.is_set():
+                    return
+                with cycle_lock:
+                    try:
+                        maintain(spark, settings, [spec], on_table=on_maintained)
+                    except Exception as exc:  # noqa: BLE001 - ingest and gold go on; the next round tries again
+                        logging.getLogger(MAINTENANCE_LOGGER).warning(
+                            "%s", exc if isinstance(exc, MaintenanceError) else f"maintenance of {spec.name}: {exc}")
+
     def snapshots(every: float) -> None:
         """A snapshot now and then every ``every`` seconds, outside the cycle lock; its lag refresh in a cycle."""
         while not stopping.is_set():
@@ -217,6 +246,10 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
                 return
             stopping.wait(max(0.0, started + every - time.monotonic()))
 
+    if options.maintain_every:
+        from pipelines.maintenance import retention_hours
+
+        retention_hours(settings)  # a retention the settings refuse is refused before the first batch
     ensure_tables(spark, settings)
     run_cycle((), None, catch_up=True)
     thread = threading.Thread(target=ingest, name="offsetlake-ingest", daemon=True)
@@ -225,6 +258,10 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
     if options.snapshot_every:
         workers.append(threading.Thread(target=snapshots, args=(options.snapshot_every,),
                                         name="offsetlake-snapshots", daemon=True))
+        workers[-1].start()
+    if options.maintain_every:
+        workers.append(threading.Thread(target=maintenance, args=(options.maintain_every,),
+                                        name="offsetlake-maintenance", daemon=True))
         workers[-1].start()
     try:
         while not should_stop() and not finished.is_set() and not stopping.is_set():

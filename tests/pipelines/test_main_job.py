@@ -214,3 +214,50 @@ def test_a_run_ends_its_cycles_with_as_many_threads_as_after_its_first_ones(spar
     assert len(counts) >= 7
     assert max(counts[2:]) <= counts[1] + 2, counts  # before the fix: about two more per batch
 
+
+def test_a_run_compacts_and_vacuums_its_tables_while_it_runs(spark, settings_for) -> None:  # type: ignore[no-untyped-def]
+    """Each batch appends a file or more to bronze and to each silver table it writes: without maintenance inside
+    the run their files grow with the running time, and so do the files a compaction or a gold refresh replaced."""
+    import dataclasses
+    import time
+    import uuid
+
+    from deltalake import DeltaTable
+
+    from broker.workload import create_topic
+    from conf.settings import MaintenanceSettings
+    from pipelines.delta_tables import table_path
+    from pipelines.ingest import IngestOptions
+    from pipelines.main_job import MainJobOptions, run_main_job
+    from pipelines.maintenance import TableMaintenance
+    from schemas import offset_commits, offsets_topic_records
+
+    settings = dataclasses.replace(settings_for(), maintenance=MaintenanceSettings(
+        vacuum_retention_hours=0, allow_short_retention=True))  # a replaced file is vacuumed at the next round
+    topic = f"maintained-{uuid.uuid4().hex[:8]}"
+    create_topic(settings.kafka.librdkafka_config(), topic, partitions=1)
+    batches: list[CycleReport] = []
+    maintained: dict[str, TableMaintenance] = {}
+    live_after: dict[str, int] = {}  # delta-rs's count of a table's files right after its maintenance
+    watched = {spec.name: spec for spec in (offsets_topic_records.TABLE, offset_commits.TABLE)}
+
+    def on_cycle(cycle: CycleReport) -> None:
+        if any(b.records for b in cycle.batches):
+            batches.append(cycle)
+
+    def on_maintained(result: TableMaintenance) -> None:  # under the cycle lock: no batch writes meanwhile
+        maintained[result.table] = result
+        if result.table in watched:
+            live_after[result.table] = len(DeltaTable(table_path(settings, watched[result.table])).file_uris())
+
+    deadline = time.monotonic() + 600
+    with CommitProducer(settings, topic):
+        run_main_job(spark, settings, MainJobOptions(IngestOptions(topic=topic, trigger_interval="1 second"),
+                                                     snapshot_every=None, maintain_every=40),
+                     should_stop=lambda: set(live_after) == set(watched) or time.monotonic() > deadline,
+                     on_batch=lambda report: None, on_cycle=on_cycle, on_maintained=on_maintained)
+    assert set(live_after) == set(watched) and batches
+    for name in watched:
+        report = maintained[name]
+        assert report.live_files_before >= 2 and report.live_files_after == 1 == live_after[name]  # compacted
+        assert report.files_on_disk_after == 1  # and the files compacted away vacuumed
