@@ -215,7 +215,8 @@ def memory_by_kind(root_pid: int) -> tuple[dict[str, int], int]:
 
 
 def tree_size(uri: str) -> tuple[int, int]:
-    """Files and bytes under ``uri`` (pyarrow's file system for the URI; 0, 0 where nothing is)."""
+    """Files and bytes under ``uri`` (pyarrow's file system for the URI; 0, 0 where nothing is), hidden ones
+    left out."""
     from pyarrow import fs
 
     filesystem, path = fs.FileSystem.from_uri(uri)
@@ -223,7 +224,8 @@ def tree_size(uri: str) -> tuple[int, int]:
         infos = filesystem.get_file_info(fs.FileSelector(path, recursive=True, allow_not_found=True))
     except (FileNotFoundError, OSError):
         return 0, 0
-    files = [i for i in infos if i.type == fs.FileType.File]
+    # Not the checksum files Hadoop's local file system writes beside each file (.name.crc).
+    files = [i for i in infos if i.type == fs.FileType.File and not i.base_name.startswith(".")]
     return len(files), sum(i.size or 0 for i in files)
 
 
