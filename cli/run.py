@@ -125,7 +125,8 @@ def run_continuously(args: argparse.Namespace, settings: Settings) -> int:
     options = MainJobOptions(
         ingest=IngestOptions(topic=args.topic, once=False, trigger_interval=args.trigger_interval,
                              max_offsets_per_trigger=args.max_offsets_per_trigger),
-        snapshot_every=args.snapshot_every or None)
+        snapshot_every=args.snapshot_every or None,
+        maintain_every=settings.maintenance.every_minutes * 60 or None)
     totals = IngestTotals()
     metrics = serve_run_metrics(args, settings)  # --metrics-port: the job's health, fed by each cycle
 
@@ -152,7 +153,11 @@ def run_continuously(args: argparse.Namespace, settings: Settings) -> int:
             try:
                 run_main_job(spark, settings, options, should_stop=stop.is_set,
                              on_batch=batch_printer(settings, args.topic, totals), on_cycle=cycle,
-                             on_restart=source_state)
+                             on_restart=source_state,
+                             on_maintained=lambda result: say(
+                                 "run", f"run: maintained {result.table}: live files {result.live_files_before} -> "
+                                 f"{result.live_files_after}, files on disk {result.files_on_disk_before} -> "
+                                 f"{result.files_on_disk_after} in {result.seconds:.1f}s"))
             except IngestError as exc:
                 raise CommandError(f"ingest failed: {exc}") from exc
             except Exception as exc:  # noqa: BLE001 - Spark/Delta failures become one line

@@ -421,6 +421,11 @@ class MaintenanceSettings(_Section):
             "behind: gold reads the files silver added since its last refresh."))
     allow_short_retention: bool = Field(False, description=(
         "Allow vacuum_retention_hours below Delta's 168 h safety check (turns the check off for the VACUUM)."))
+    every_minutes: Annotated[int, _rule("a number of minutes >= 0 (0: no maintenance inside run)",
+                                        lambda n: n >= 0)] = Field(60, description=(
+        "In a continuous `offsetlake run`: OPTIMIZE then VACUUM every table this often, one table at a time between "
+        "two batches, so that neither small files nor replaced ones pile up while it runs; 0: only "
+        "`offsetlake maintain` does."))
 
     @model_validator(mode="after")
     def _safe_retention(self) -> MaintenanceSettings:

@@ -9,8 +9,9 @@ each layer is current when the next one starts. Their checkpoints are the layers
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from conf.settings import Settings
 from pipelines.storage import Storage, join
@@ -49,8 +50,12 @@ def run_to_available(stream: DataFrame, checkpoint: str, name: str,
 
     name = f"{name}-{hashlib.sha1(checkpoint.encode()).hexdigest()[:8]}"
     failure: list[BaseException] = []
+    served: list[Any] = []  # the py4j connections the query's batches came through (callback_connection)
 
     def batch(frame: DataFrame, batch_id: int) -> None:
+        connection = callback_connection(frame.sparkSession)
+        if connection is not None and all(connection is not seen for seen in served):
+            served.append(connection)
         try:
             each_batch(frame, batch_id)
         except BaseException as exc:  # noqa: BLE001 - raised below with its own message, not Spark's wrapping
@@ -65,3 +70,35 @@ def run_to_available(stream: DataFrame, checkpoint: str, name: str,
         if failure:
             raise failure[0] from None
         raise
+    finally:
+        if not query.isActive:  # its thread is gone: nothing will come through its connection again
+            for connection in served:
+                end_connection(connection)
+
+
+def callback_connection(spark: SparkSession) -> Any:
+    """The py4j connection through which the JVM thread calling this Python code (a ``foreachBatch`` call) reached
+    it, or None outside such a call (or with py4j's older gateway, which has no per-thread connections).
+
+    Why it matters: in PySpark's pinned-thread mode (py4j's ClientServer) each JVM thread that calls into Python
+    opens a connection of its own, served by a Python thread (and a JVM thread reading Python's calls), and the
+    JVM keeps it in its pool for good (``py4j.PythonClient``: "we don't need a cleaner"). A streaming query's
+    batches run on its own JVM thread, which ends with the query, so every query started and run to what is
+    available left one connection and two threads behind: ``offsetlake run`` starts a few per batch.
+    Closing the connection once its query has ended ends both threads (the JVM's reader sees the socket close
+    and drops the connection from its pool).
+    """
+    client = spark.sparkContext._gateway._gateway_client  # type: ignore[union-attr]
+    get_thread_connection = getattr(client, "get_thread_connection", None)
+    return get_thread_connection() if get_thread_connection is not None else None
+
+
+def end_connection(connection: Any) -> None:
+    """End a py4j connection that the JVM no longer uses: its socket shut down, its serving thread (blocked reading
+    it) reads the end and closes the connection itself. Not ``close()`` from here: closing the stream that thread
+    is reading waits for the lock the reading holds."""
+    import socket
+
+    if connection.socket is not None:
+        with contextlib.suppress(OSError):
+            connection.socket.shutdown(socket.SHUT_RDWR)

@@ -7,11 +7,15 @@ a plain copy, exactly once, ``pipelines/ingest.py``); each of its micro-batches,
 silver's query over bronze to what bronze holds (``pipelines.silver.derive_silver``: the decode), then
 gold's query over silver's change data feeds to what silver holds (``refresh_gold_tables``,
 ``pipelines.gold.silver_changes``: the cost follows what is new; its checkpoint is gold's bookkeeping),
-before the ingest plans its next batch. On a timer the main thread takes an end-offset snapshot in
+before the ingest plans its next batch. On a timer a thread of its own takes an end-offset snapshot in
 the same JVM instead of a scheduler starting one per minute, and then refreshes ``gold.consumer_lag``,
 which only a snapshot the ingest has passed extends (``pipelines.end_offsets``: one still pending is refreshed
-after the batches that follow). Each such cycle is reported as one line (``CycleReport.line``):
-records, rows per layer, and freshness -- how old the newest source record now visible in gold is.
+after the batches that follow). The snapshot (a ListOffsets of every partition, then a Delta append) runs
+beside the batches, not between them: with thousands of partitions it takes tens of seconds, and every batch's
+gold refresh waited for it; only the lag refresh after it takes its turn with the batches. On another timer
+(``maintenance.every_minutes``) each table is compacted and vacuumed in turn, between two batches. Each cycle is
+reported as one line (``CycleReport.line``): records, rows per layer, and freshness -- how old the newest source
+record now visible in gold is.
 
 The group tables are replayed per touched group from silver (``pipelines.gold.group_history`` over the pure
 replay in ``history/``); Burrow's window for lag is kept in Spark's state store (``pipelines.gold.consumer_lag``).
@@ -33,6 +37,7 @@ no record follows.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -46,7 +51,11 @@ from pipelines.ingest import BatchReport, IngestOptions
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-#: How often the main thread looks at its snapshot timer and the stop flag.
+    from pipelines.maintenance import TableMaintenance
+
+#: Where a failed maintenance of a table is logged (the CLI sends logging to its debug log).
+MAINTENANCE_LOGGER = "offsetlake.maintenance"
+#: How often the main thread looks at the stop flag.
 POLL_SECONDS = 0.5
 
 
@@ -54,6 +63,8 @@ POLL_SECONDS = 0.5
 class MainJobOptions:
     ingest: IngestOptions
     snapshot_every: float | None = 60.0  # seconds between end-offset snapshots; None: take none
+    # Seconds between rounds of OPTIMIZE and VACUUM over every table (maintenance.every_minutes); None: none.
+    maintain_every: float | None = None
 
 
 @dataclass(frozen=True)
@@ -204,14 +215,18 @@ def age_seconds(record_time: dt.datetime | None, now: float) -> float | None:
 def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOptions, *,
                  should_stop: Callable[[], bool], on_batch: Callable[[BatchReport], None],
                  on_cycle: Callable[[CycleReport], None],
-                 on_restart: Callable[[str], None] = lambda reason: None) -> None:
+                 on_restart: Callable[[str], None] = lambda reason: None,
+                 take_snapshot: Callable[[SparkSession, Settings], object] | None = None,
+                 on_maintained: Callable[[TableMaintenance], None] = lambda result: None) -> None:
     """Run until ``should_stop()`` or the ingest fails (its ``IngestError`` is raised here, after the loop).
 
     ``on_batch`` is called from the ingest's thread after each micro-batch's bronze and silver writes;
     ``on_cycle`` after each cycle: from the ingest's thread once the batch's gold refresh is done, from the
-    caller's thread after a snapshot and its lag refresh. A failed snapshot is reported in the cycle (the
+    snapshots' thread after a snapshot and its lag refresh. A failed snapshot is reported in the cycle (the
     cluster may be briefly unreachable; the next timer tries again); a failed gold or lag refresh stops the
-    job with its exception (the next run refreshes from where gold is).
+    job with its exception (the next run refreshes from where gold is). ``take_snapshot`` (default
+    ``snapshot_end_offsets``) takes and appends one snapshot. ``on_maintained`` is called from the maintenance
+    thread after each table's OPTIMIZE and VACUUM (``options.maintain_every``).
     """
     from pipelines.end_offsets import snapshot_end_offsets
     from pipelines.gold.consumer_lag import refresh_consumer_lag
@@ -229,17 +244,13 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
     reached: dict[int, int] = {}  # partition -> offset gold has read up to (the batches' end offsets)
     lag_waits = True  # a snapshot may be pending (from an earlier run too): refresh lag after batches as well
 
-    def run_cycle(batches: tuple[BatchReport, ...], snapshot_due: bool, catch_up: bool = False) -> None:
+    snapshot_of = take_snapshot if take_snapshot is not None else snapshot_end_offsets
+
+    def run_cycle(batches: tuple[BatchReport, ...], snapshot: str | None, catch_up: bool = False) -> None:
+        """``snapshot``: "taken" / why one failed (taken before, outside the lock) / None: none this cycle."""
         nonlocal newest, reached, lag_waits
         with cycle_lock:
-            snapshot: str | None = None
             started = time.monotonic()
-            if snapshot_due:
-                try:
-                    snapshot_end_offsets(spark, settings)
-                    snapshot = "taken"
-                except Exception as exc:  # noqa: BLE001 - reported; the next timer tries again
-                    snapshot = f"failed ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
             if not batches and snapshot is None and not catch_up:
                 return
             # A batch can read nothing (Spark plans one when it first sees a partition): silver is unchanged.
@@ -270,7 +281,7 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
         if stopping.is_set():
             return
         try:
-            run_cycle((report,), False)
+            run_cycle((report,), None)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, raised there
             failures.append(exc)
             stopping.set()
@@ -298,20 +309,67 @@ def run_main_job(spark: SparkSession, settings: Settings, options: MainJobOption
     # and on a quiet cluster none may come for a long time.
     # The silver tables' change data feeds (gold's query reads them) on a warehouse from an older offsetlake,
     # before any writer runs: a property change conflicts with a concurrent append.
+    def maintenance(every: float) -> None:
+        """Every ``every`` seconds, OPTIMIZE then VACUUM (``pipelines.maintenance.maintain``) each table in turn, each
+        under the cycle lock: an OPTIMIZE beside a gold MERGE would remove files the MERGE read (Delta's conflict
+        check fails one of them), and a VACUUM between two cycles never removes a file a running refresh reads.
+        ``maintenance.vacuum_retention_hours`` applies as in ``maintain``: gold, refreshed after each batch, never
+        lags that far behind silver's change data feed. A failed table is logged; the next round tries again."""
+        from pipelines.maintenance import MaintenanceError, maintain, maintained_tables
+
+        while not stopping.wait(every):
+            for spec in maintained_tables():
+                if stopping.is_set():
+                    return
+                with cycle_lock:
+                    try:
+                        maintain(spark, settings, [spec], on_table=on_maintained)
+                    except Exception as exc:  # noqa: BLE001 - ingest and gold go on; the next round tries again
+                        logging.getLogger(MAINTENANCE_LOGGER).warning(
+                            "%s", exc if isinstance(exc, MaintenanceError) else f"maintenance of {spec.name}: {exc}")
+
+    def snapshots(every: float) -> None:
+        """A snapshot now and then every ``every`` seconds, outside the cycle lock; its lag refresh in a cycle."""
+        while not stopping.is_set():
+            started = time.monotonic()
+            try:
+                snapshot_of(spark, settings)
+                snapshot = "taken"
+            except Exception as exc:  # noqa: BLE001 - reported; the next timer tries again
+                snapshot = f"failed ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+            if stopping.is_set():
+                return
+            try:
+                run_cycle((), snapshot)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, raised there
+                failures.append(exc)
+                stopping.set()
+                return
+            stopping.wait(max(0.0, started + every - time.monotonic()))
+
+    if options.maintain_every:
+        from pipelines.maintenance import retention_hours
+
+        retention_hours(settings)  # a retention the settings refuse is refused before the first batch
     ensure_tables(spark, settings)
-    run_cycle((), False, catch_up=True)
+    run_cycle((), None, catch_up=True)
     thread = threading.Thread(target=ingest, name="offsetlake-ingest", daemon=True)
     thread.start()
-    next_snapshot = time.monotonic() if options.snapshot_every else None
+    workers = [thread]
+    if options.snapshot_every:
+        workers.append(threading.Thread(target=snapshots, args=(options.snapshot_every,),
+                                        name="offsetlake-snapshots", daemon=True))
+        workers[-1].start()
+    if options.maintain_every:
+        workers.append(threading.Thread(target=maintenance, args=(options.maintain_every,),
+                                        name="offsetlake-maintenance", daemon=True))
+        workers[-1].start()
     try:
         while not should_stop() and not finished.is_set() and not stopping.is_set():
             finished.wait(POLL_SECONDS)
-            now = time.monotonic()
-            if next_snapshot is not None and options.snapshot_every and now >= next_snapshot:
-                next_snapshot = now + options.snapshot_every
-                run_cycle((), True)
     finally:
         stopping.set()
-        thread.join()
+        for worker in workers:
+            worker.join()
     if failures:
         raise failures[0]

@@ -177,3 +177,197 @@ def test_the_ingest_is_caught_up_when_its_last_progress_read_to_the_latest_offse
                                             "latestOffset": {"__consumer_offsets": {"0": 41, "1": 12}}}]}
     assert caught_up_at(behind) is None  # a capped batch, or records arrived meanwhile
     assert caught_up_at(None) is None and caught_up_at({**IDLE_PROGRESS, "sources": []}) is None
+
+
+class CommitProducer:
+    """Offset commit records produced into ``topic`` (the ingest's source) every ``every`` seconds, in a thread:
+    what the coordinator appends for a group that commits, for a run to take batch after batch."""
+
+    def __init__(self, settings, topic: str, every: float = 0.5) -> None:  # type: ignore[no-untyped-def]
+        import threading
+
+        from confluent_kafka import Producer
+
+        self.producer = Producer(settings.kafka.librdkafka_config())
+        self.topic, self.every, self.produced = topic, every, 0
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self.run, name="test-commit-producer", daemon=True)
+
+    def run(self) -> None:
+        from decoders import encode_record
+
+        while not self.stopped.wait(self.every):
+            key, value = encode_record("offset_commit", {"group": "g", "topic": "t", "partition": 0},
+                                       {"offset": self.produced, "metadata": "", "commit_timestamp": 1}, 3)
+            self.producer.produce(self.topic, key=key, value=value, partition=0)
+            self.producer.flush(10)
+            self.produced += 1
+
+    def __enter__(self) -> CommitProducer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopped.set()
+        self.thread.join()
+
+
+def test_a_batch_is_taken_into_gold_while_a_snapshot_is_still_being_taken(spark, settings_for) -> None:  # type: ignore[no-untyped-def]
+    """The snapshot runs beside the batches, outside the cycle lock: one held up (here until a batch's cycle is
+    done; on a real cluster, thousands of partitions' ListOffsets) delays no batch's gold refresh. Its lag
+    refresh follows in a cycle of its own."""
+    import threading
+    import time
+    import uuid
+
+    from broker.workload import create_topic
+    from pipelines.end_offsets import snapshot_end_offsets
+    from pipelines.ingest import IngestOptions
+    from pipelines.main_job import MainJobOptions, run_main_job
+
+    settings = settings_for()
+    topic = f"slow-snapshot-{uuid.uuid4().hex[:8]}"
+    create_topic(settings.kafka.librdkafka_config(), topic, partitions=1)
+    snapshot_started, batch_done = threading.Event(), threading.Event()
+
+    def held_up_snapshot(spark, settings):  # type: ignore[no-untyped-def]
+        snapshot_started.set()
+        batch_done.wait(180)  # the real cluster call follows, once a batch went through meanwhile (or never)
+        return snapshot_end_offsets(spark, settings)
+
+    cycles: list[CycleReport] = []
+    during_snapshot: list[CycleReport] = []
+    last_seen = [time.monotonic()]  # when a batch's writes or a cycle last ended
+    in_batch = threading.Event()  # between a batch's silver writes and the end of its cycle
+
+    def on_batch(report: object) -> None:
+        in_batch.set()
+        last_seen[0] = time.monotonic()
+
+    def on_cycle(cycle: CycleReport) -> None:
+        cycles.append(cycle)
+        last_seen[0] = time.monotonic()
+        if cycle.batches:
+            in_batch.clear()
+        if snapshot_started.is_set() and not batch_done.is_set() and cycle.gold_written is not None \
+                and any(b.records for b in cycle.batches):
+            during_snapshot.append(cycle)
+            batch_done.set()
+
+    def quiet() -> bool:
+        """The snapshot's cycle is done and no record came for a while: the stop (query.stop()) interrupts no batch."""
+        if any(c.snapshot for c in cycles):
+            producer.stopped.set()
+            return not in_batch.is_set() and time.monotonic() - last_seen[0] > 10
+        return False
+
+    deadline = time.monotonic() + 400
+    with CommitProducer(settings, topic) as producer:
+        run_main_job(spark, settings, MainJobOptions(IngestOptions(topic=topic, trigger_interval="1 second"),
+                                                     snapshot_every=600),
+                     should_stop=lambda: quiet() or time.monotonic() > deadline,
+                     on_batch=on_batch, on_cycle=on_cycle,
+                     take_snapshot=held_up_snapshot)
+    assert during_snapshot and during_snapshot[0].snapshot is None
+    snapshot_cycles = [c for c in cycles if c.snapshot]
+    assert [c.snapshot for c in snapshot_cycles] == ["taken"]
+    assert cycles.index(snapshot_cycles[0]) > cycles.index(during_snapshot[0])
+    assert snapshot_cycles[0].lag_rows is not None  # the lag refresh after it ran in its cycle
+
+
+def test_a_run_ends_its_cycles_with_as_many_threads_as_after_its_first_ones(spark, settings_for) -> None:  # type: ignore[no-untyped-def]
+    """Every batch runs silver's and gold's queries, every snapshot the lag query, each on a JVM thread of its
+    own that calls back into Python: a thread left behind per query grows with the running time."""
+    import threading
+    import time
+    import uuid
+
+    from broker.workload import create_topic
+    from pipelines.ingest import IngestOptions
+    from pipelines.main_job import MainJobOptions, run_main_job
+
+    settings = settings_for()
+    topic = f"threads-{uuid.uuid4().hex[:8]}"
+    create_topic(settings.kafka.librdkafka_config(), topic, partitions=1)
+    counts: list[int] = []  # threads of this process after each cycle that read records
+
+    def on_cycle(cycle: CycleReport) -> None:
+        if any(b.records for b in cycle.batches):
+            counts.append(threading.active_count())
+
+    deadline = time.monotonic() + 600
+    with CommitProducer(settings, topic):
+        run_main_job(spark, settings, MainJobOptions(IngestOptions(topic=topic, trigger_interval="1 second"),
+                                                     snapshot_every=5),
+                     should_stop=lambda: len(counts) >= 7 or time.monotonic() > deadline,
+                     on_batch=lambda report: None, on_cycle=on_cycle)
+    assert len(counts) >= 7
+    assert max(counts[2:]) <= counts[1] + 2, counts  # before the fix: about two more per batch
+
+
+def test_a_run_compacts_and_vacuums_its_tables_while_it_runs(spark, settings_for) -> None:  # type: ignore[no-untyped-def]
+    """Each batch appends a file or more to bronze and to each silver table it writes: without maintenance inside
+    the run their files grow with the running time, and so do the files a compaction or a gold refresh replaced."""
+    import dataclasses
+    import threading
+    import time
+    import uuid
+
+    from deltalake import DeltaTable
+
+    from broker.workload import create_topic
+    from conf.settings import MaintenanceSettings
+    from pipelines.delta_tables import table_path
+    from pipelines.ingest import IngestOptions
+    from pipelines.main_job import MainJobOptions, run_main_job
+    from pipelines.maintenance import TableMaintenance
+    from schemas import offset_commits, offsets_topic_records
+
+    # Delta's default retention: a shorter one deletes compacted-away silver files whose versions a gold refresh
+    # has still to read (a batch's silver appends land outside the cycle lock; pipelines/maintenance.py says why).
+    settings = dataclasses.replace(settings_for(), maintenance=MaintenanceSettings())
+    topic = f"maintained-{uuid.uuid4().hex[:8]}"
+    create_topic(settings.kafka.librdkafka_config(), topic, partitions=1)
+    batches: list[CycleReport] = []
+    maintained: dict[str, TableMaintenance] = {}
+    live_after: dict[str, int] = {}  # delta-rs's count of a table's files right after its maintenance
+    watched = {spec.name: spec for spec in (offsets_topic_records.TABLE, offset_commits.TABLE)}
+
+    last_seen = [time.monotonic()]  # when a batch's writes or a cycle last ended
+    in_batch = threading.Event()  # between a batch's silver writes and the end of its cycle
+
+    def on_batch(report: object) -> None:
+        in_batch.set()
+        last_seen[0] = time.monotonic()
+
+    def on_cycle(cycle: CycleReport) -> None:
+        last_seen[0] = time.monotonic()
+        if cycle.batches:
+            in_batch.clear()
+        if any(b.records for b in cycle.batches):
+            batches.append(cycle)
+
+    def quiet() -> bool:
+        """Both tables maintained and no record came for a while: the stop (query.stop()) interrupts no batch."""
+        if set(live_after) == set(watched):
+            producer.stopped.set()
+            return not in_batch.is_set() and time.monotonic() - last_seen[0] > 10
+        return False
+
+    def on_maintained(result: TableMaintenance) -> None:  # a batch's bronze and silver appends may land meanwhile
+        maintained[result.table] = result
+        if result.table in watched:
+            live_after[result.table] = len(DeltaTable(table_path(settings, watched[result.table])).file_uris())
+
+    deadline = time.monotonic() + 600
+    with CommitProducer(settings, topic) as producer:
+        run_main_job(spark, settings, MainJobOptions(IngestOptions(topic=topic, trigger_interval="1 second"),
+                                                     snapshot_every=None, maintain_every=40),
+                     should_stop=lambda: quiet() or time.monotonic() > deadline,
+                     on_batch=on_batch, on_cycle=on_cycle, on_maintained=on_maintained)
+    assert set(live_after) == set(watched) and batches
+    for name in watched:
+        report = maintained[name]
+        assert report.live_files_before >= 2 and report.live_files_after == 1  # compacted into one
+        assert live_after[name] < report.live_files_before  # as delta-rs reads it (or one batch's file more)
+        assert report.files_on_disk_after >= report.live_files_before  # kept for the retention, not vacuumed yet
