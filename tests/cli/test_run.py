@@ -4,7 +4,6 @@ form under kills by tests/pipelines/test_ingest.py's kill test)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -139,8 +138,9 @@ def test_run_waits_for_the_offsets_topic_rides_out_a_broker_restart_and_ends_wit
 
     with EmbeddedBroker(tmp_path / "broker") as broker:
         bootstrap = broker.bootstrap_servers
-        settings = dataclasses.replace(base_settings, cluster_name="service", warehouse=str(tmp_path / "warehouse"),
-                                       kafka=KafkaSettings(bootstrap_servers=bootstrap, timeout_seconds=5.0))
+        settings = base_settings.model_copy(update={
+            "cluster_name": "service", "warehouse": str(tmp_path / "warehouse"),
+            "kafka": KafkaSettings(bootstrap_servers=bootstrap, timeout_seconds=5.0)})
         env = {**os.environ, "PYTHONPATH": str(ROOT), "OFFSETLAKE_WAREHOUSE": settings.warehouse,
                "OFFSETLAKE_CLUSTER_NAME": settings.cluster_name, "OFFSETLAKE_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
                "OFFSETLAKE_KAFKA__TIMEOUT_SECONDS": "5", "OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "1",

@@ -308,7 +308,6 @@ def test_a_run_ends_its_cycles_with_as_many_threads_as_after_its_first_ones(spar
 def test_a_run_compacts_and_vacuums_its_tables_while_it_runs(spark, settings_for) -> None:  # type: ignore[no-untyped-def]
     """Each batch appends a file or more to bronze and to each silver table it writes: without maintenance inside
     the run their files grow with the running time, and so do the files a compaction or a gold refresh replaced."""
-    import dataclasses
     import threading
     import time
     import uuid
@@ -325,7 +324,7 @@ def test_a_run_compacts_and_vacuums_its_tables_while_it_runs(spark, settings_for
 
     # Delta's default retention: a shorter one deletes compacted-away silver files whose versions a gold refresh
     # has still to read (a batch's silver appends land outside the cycle lock; pipelines/maintenance.py says why).
-    settings = dataclasses.replace(settings_for(), maintenance=MaintenanceSettings())
+    settings = settings_for().model_copy(update={"maintenance": MaintenanceSettings()})
     topic = f"maintained-{uuid.uuid4().hex[:8]}"
     create_topic(settings.kafka.librdkafka_config(), topic, partitions=1)
     batches: list[CycleReport] = []
