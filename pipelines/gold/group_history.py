@@ -193,12 +193,18 @@ def _partitions(value: Any) -> consumer.Partitions:
     return frozenset((tp["topic_id"], int(p)) for tp in value or () for p in tp.get("partitions") or ())
 
 
-def consumer_record_from_row(row: dict[str, Any]) -> consumer.GroupRecord:
-    """A :class:`history.consumer.GroupRecord` from an input row of :func:`consumer_records`."""
+def _record_parts(row: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
+    """What every KIP-848-style record of an input row of :func:`consumer_records` has (type, log position,
+    member, tombstone) and its decoded value (None for a tombstone)."""
     kind, tombstone = row["type"], bool(row["is_tombstone"])
     base = {"at_ms": int(row["at_ms"]), "position": (int(row["source_partition"]), int(row["source_offset"])),
             "type": kind, "member_id": row.get("member_id"), "is_tombstone": tombstone}
-    value = None if tombstone or row.get("value") is None else json.loads(row["value"])
+    return kind, base, None if tombstone or row.get("value") is None else json.loads(row["value"])
+
+
+def consumer_record_from_row(row: dict[str, Any]) -> consumer.GroupRecord:
+    """A :class:`history.consumer.GroupRecord` from an input row of :func:`consumer_records`."""
+    kind, base, value = _record_parts(row)
     if value is None:
         return consumer.GroupRecord(**base)
     if kind == consumer.GROUP_METADATA:
@@ -229,10 +235,7 @@ def consumer_record_from_row(row: dict[str, Any]) -> consumer.GroupRecord:
 
 def share_record_from_row(row: dict[str, Any]) -> consumer.GroupRecord:
     """A share group's record (:mod:`history.share`) from an input row of :func:`consumer_records`."""
-    kind, tombstone = row["type"], bool(row["is_tombstone"])
-    base = {"at_ms": int(row["at_ms"]), "position": (int(row["source_partition"]), int(row["source_offset"])),
-            "type": kind, "member_id": row.get("member_id"), "is_tombstone": tombstone}
-    value = None if tombstone or row.get("value") is None else json.loads(row["value"])
+    kind, base, value = _record_parts(row)
     if value is None:
         return consumer.GroupRecord(**base)
     if kind == share.GROUP_METADATA:
@@ -273,10 +276,7 @@ def _topic_info(topic: dict[str, Any]) -> streams.TopicInfo:
 
 def streams_record_from_row(row: dict[str, Any]) -> streams.StreamsRecord:
     """A streams group's record (:mod:`history.streams`) from an input row of :func:`consumer_records`."""
-    kind, tombstone = row["type"], bool(row["is_tombstone"])
-    base = {"at_ms": int(row["at_ms"]), "position": (int(row["source_partition"]), int(row["source_offset"])),
-            "type": kind, "member_id": row.get("member_id"), "is_tombstone": tombstone}
-    value = None if tombstone or row.get("value") is None else json.loads(row["value"])
+    kind, base, value = _record_parts(row)
     if value is None:
         return streams.StreamsRecord(**base)
     if kind == streams.GROUP_METADATA:
