@@ -158,8 +158,7 @@ def test_the_groups_a_batch_touches_are_those_of_its_new_records_and_members_alo
     [(first, _)] = drain(spark, settings, touching=touching_group())
     assert list(first.groups) == [("c", "g")] and first.rows[SPEC.name] == 1
     idempotent_append(metadata, settings, group_metadata.TABLE, "test", 0)
-    # A KIP-848 consumer group's record touches its group; a share group's record touches none (gold has no rows
-    # of share groups yet).
+    # A KIP-848 consumer group's record touches its group, and so does a share group's (gold replays share groups).
     records = [{**source(1), "type": "consumer_group_metadata", "record_type": 3, "group_id": "k",
                 "is_tombstone": False},
                {**source(2), "type": "share_group_metadata", "record_type": 11, "group_id": "s",
@@ -167,4 +166,4 @@ def test_the_groups_a_batch_touches_are_those_of_its_new_records_and_members_alo
     idempotent_append(frame(spark, consumer_group_records.TABLE, records), settings, consumer_group_records.TABLE,
                       "test", 0)
     [(second, _)] = drain(spark, settings, touching=touching_group())
-    assert list(second.groups) == [("c", "g"), ("test", "k")]
+    assert list(second.groups) == [("c", "g"), ("test", "k"), ("test", "s")]
