@@ -271,3 +271,17 @@ def test_snapshot_topic_ids_are_written_the_way_the_decoders_write_them() -> Non
     # librdkafka prints standard base64 ('/' and '+'); Kafka and the decoders use base64url.
     assert kafka_uuid_text(ClientUuid(msb, lsb)) == str(Uuid(raw)) == "aHcoLvlDTvK26y2j6N5kcg"
     assert kafka_uuid_text(ClientUuid(-1, -5)) == str(Uuid(b"\xff" * 15 + b"\xfb"))
+
+
+def test_a_warehouse_fed_only_from_a_copy_of_the_offsets_topic_has_its_snapshots_counted_as_passed(
+        spark, warehouse_settings) -> None:  # type: ignore[no-untyped-def]
+    from pathlib import Path
+
+    from pipelines.end_offsets import fed_from_another_topic
+
+    checkpoints = Path(warehouse_settings.warehouse) / "_checkpoints" / warehouse_settings.cluster_name
+    assert not fed_from_another_topic(spark, warehouse_settings)  # a new warehouse waits for its ingest
+    (checkpoints / "copied-offsets" / "ingest").mkdir(parents=True)
+    assert fed_from_another_topic(spark, warehouse_settings)  # only a copy was ingested: nothing to compare with
+    (checkpoints / "__consumer_offsets" / "ingest").mkdir(parents=True)
+    assert not fed_from_another_topic(spark, warehouse_settings)  # the offsets topic itself: the rule applies

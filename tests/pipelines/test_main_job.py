@@ -368,5 +368,6 @@ def test_a_run_compacts_and_vacuums_its_tables_while_it_runs(spark, settings_for
     for name in watched:
         report = maintained[name]
         assert report.live_files_before >= 2 and report.live_files_after == 1  # compacted into one
-        assert live_after[name] < report.live_files_before  # as delta-rs reads it (or one batch's file more)
+        # As delta-rs reads it afterwards: the one file, or that and a batch's appended since (the batches go on).
+        assert live_after[name] <= report.live_files_after + 1
         assert report.files_on_disk_after >= report.live_files_before  # kept for the retention, not vacuumed yet

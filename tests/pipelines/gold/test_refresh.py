@@ -182,19 +182,23 @@ def test_a_refresh_with_no_new_silver_data_writes_nothing(run) -> None:  # type:
     assert run["versions_after"] == run["versions"]
     # ... while the refresh of the second part did write every gold table.
     assert all(run["versions"][name] > version for name, version in run["first_versions"].items())
-    assert all(n > 0 for n in run["counts"].values())
+    # Every table has rows but the streams groups' own two: this traffic has no streams group.
+    streams_tables = {"gold.streams_task_assignments", "gold.streams_topology"}
+    assert all(n > 0 for name, n in run["counts"].items() if name not in streams_tables)
+    assert all(run["counts"][name] == 0 for name in streams_tables)
 
 
 def test_an_incremental_refresh_announces_each_table_once_committed_in_the_order_freshness_needs(run) -> None:  # type: ignore[no-untyped-def]
     steps = run["written_steps"]
     assert all(len(step) == 1 for step in steps)  # one call per table, as its commit returns
-    # The committed offsets first, then the five group tables once (rebalance events first), for the classic and
-    # the KIP-848 groups the increment holds alike, and the commit rate last.
+    # The committed offsets first, then the group tables once (rebalance events first; the streams groups' tasks and
+    # topology among them), for the classic and the KIP-848 groups the increment holds alike, and the commit rate last.
     group_tables = {"gold.group_generations", "gold.group_membership", "gold.partition_assignments",
-                    "gold.group_state_history", "gold.rebalance_events"}
+                    "gold.group_state_history", "gold.rebalance_events", "gold.streams_task_assignments",
+                    "gold.streams_topology"}
     assert [step[0] for step in steps[:2]] == ["gold.committed_offsets", "gold.rebalance_events"]
-    assert {step[0] for step in steps[1:6]} == group_tables
-    assert [step[0] for step in steps[6:]] == ["gold.offset_commit_rate"]
+    assert {step[0] for step in steps[1:8]} == group_tables
+    assert [step[0] for step in steps[8:]] == ["gold.offset_commit_rate"]
 
 
 def test_the_groups_predicate_selects_exactly_those_groups_of_their_cluster_quotes_and_backslashes_included(  # type: ignore[no-untyped-def]
