@@ -354,8 +354,9 @@ def test_a_run_compacts_and_vacuums_its_tables_while_it_runs(spark, settings_for
         return False
 
     def on_maintained(result: TableMaintenance) -> None:  # a batch's bronze and silver appends may land meanwhile
-        maintained[result.table] = result
-        if result.table in watched:
+        # A round that found a single file had nothing to compact (batches are slow on a loaded machine): the next.
+        if result.table in watched and result.live_files_before >= 2 and result.table not in maintained:
+            maintained[result.table] = result
             live_after[result.table] = len(DeltaTable(table_path(settings, watched[result.table])).file_uris())
 
     deadline = time.monotonic() + 600

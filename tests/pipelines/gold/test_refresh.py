@@ -180,10 +180,11 @@ def test_gold_equals_a_full_rebuild_from_the_raw_records_in_bronze(  # type: ign
 def test_a_refresh_with_no_new_silver_data_writes_nothing(run) -> None:  # type: ignore[no-untyped-def]
     assert run["again"] == run["counts"]
     assert run["versions_after"] == run["versions"]
-    # ... while the refresh of the second part did write every gold table.
-    assert all(run["versions"][name] > version for name, version in run["first_versions"].items())
-    # Every table has rows but the streams groups' own two: this traffic has no streams group.
+    # ... while the refresh of the second part did write every gold table but the streams groups' own two: this
+    # traffic has no streams group, and they have no row to write.
     streams_tables = {"gold.streams_task_assignments", "gold.streams_topology"}
+    assert all(run["versions"][name] > version for name, version in run["first_versions"].items()
+               if name not in streams_tables)
     assert all(n > 0 for name, n in run["counts"].items() if name not in streams_tables)
     assert all(run["counts"][name] == 0 for name in streams_tables)
 
